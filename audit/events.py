@@ -1,0 +1,49 @@
+"""Writing audit events. Call inside the transaction of the change being recorded."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from audit.models import AuditEvent
+from convmem.models import ApiKey
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts: an API key (by prefix), a staff user (by username) or a system task."""
+
+    type: str
+    id: str
+
+    @classmethod
+    def api_key(cls, api_key: ApiKey) -> "Actor":
+        return cls(AuditEvent.ActorType.API_KEY, api_key.prefix)
+
+    @classmethod
+    def staff(cls, user: Any) -> "Actor":
+        return cls(AuditEvent.ActorType.STAFF, user.get_username())
+
+    @classmethod
+    def system(cls, name: str) -> "Actor":
+        return cls(AuditEvent.ActorType.SYSTEM, name)
+
+
+def audit_event_record(
+    *,
+    actor: Actor,
+    action: str,
+    tenant_id: int | None,
+    thread_public_id: str = "",
+    object_ids: Iterable[str] = (),
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Append one event. ``details`` holds ids, counts and reasons — never message content."""
+    return AuditEvent.objects.create(
+        tenant_id=tenant_id,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        action=action,
+        thread_public_id=thread_public_id,
+        object_ids=list(object_ids),
+        details=details or {},
+    )

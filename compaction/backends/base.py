@@ -1,0 +1,61 @@
+"""The summarizer backend interface: what a memo writer receives and what it hands back.
+
+A backend turns an explicit, ordered range of messages (plus, when a memo is being extended,
+the previous memo of the range before it) into memo text of at most `max_tokens` tokens. It is
+called from a Celery task, never on the request path; it does not retry (the task does), it
+signals failures with `BackendError` and says whether trying again can help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class MemoSource:
+    """One message of the range to summarise; `id` is its public id ("msg_…")."""
+
+    id: str
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class MemoDraft:
+    """A memo as written by a backend, with what is needed to reproduce or compare it."""
+
+    text: str
+    backend: str
+    model: str
+    prompt_version: str
+
+
+class BackendError(Exception):
+    """The backend could not write the memo.
+
+    `retryable` is True when the same call may succeed later (timeouts, connection errors, 5xx,
+    rate limits, a malformed reply) and False when it cannot without a change of configuration
+    or input (bad credentials, a rejected request).
+    """
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class SummarizerBackend(Protocol):
+    """Writes memos. Implementations are constructed without arguments by `get_backend`."""
+
+    name: str
+
+    def summarize(
+        self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
+    ) -> MemoDraft:
+        """Summarise `messages` (in path order), folding in `previous_memo` when given.
+
+        The memo should keep every checkable fact of the range and state none it does not
+        support. Raises `BackendError` on failure.
+        """
+        ...

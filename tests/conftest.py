@@ -1,0 +1,109 @@
+"""Shared fixtures: two named tenants (acme, globex) with keys, API clients, thread builders.
+
+Real components: with ``DATABASE_URL`` pointing at PostgreSQL the suite runs there, and tests
+marked ``postgres`` (row locks, concurrent transactions) run too. ``CONVMEM_REQUIRE_SERVICES=1``
+(set by ``.ci/run``) turns a missing PostgreSQL or Redis into a failure instead of a skip.
+"""
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import count
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from audit.events import Actor
+from convmem.models import ApiKey, Tenant
+from convmem.tenancy import api_key_create, tenant_create
+from threads import services
+from threads.models import Message, Thread
+
+REQUIRE_SERVICES = os.environ.get("CONVMEM_REQUIRE_SERVICES") == "1"
+SYSTEM = Actor.system("tests")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if connection.vendor == "postgresql":
+        return
+    # Only outside CI: with CONVMEM_REQUIRE_SERVICES=1 the session refuses to start instead.
+    skip = pytest.mark.skip(reason="needs DATABASE_URL=postgres://…")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if REQUIRE_SERVICES and connection.vendor != "postgresql":
+        raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but DATABASE_URL is not PostgreSQL")
+    if REQUIRE_SERVICES and not os.environ.get("REDIS_URL"):
+        raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but REDIS_URL is not set")
+
+
+@dataclass
+class TenantKit:
+    tenant: Tenant
+    api_key: ApiKey
+    key: str
+    client: APIClient
+
+    @property
+    def actor(self) -> Actor:
+        return Actor.api_key(self.api_key)
+
+
+def _kit(name: str, scopes: tuple[str, ...] = ()) -> TenantKit:
+    tenant, api_key, key = tenant_create(name=name, scopes=scopes)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return TenantKit(tenant=tenant, api_key=api_key, key=key, client=client)
+
+
+@pytest.fixture
+def acme(db: None) -> TenantKit:
+    return _kit("acme")
+
+
+@pytest.fixture
+def globex(db: None) -> TenantKit:
+    return _kit("globex")
+
+
+@pytest.fixture
+def acme_exporter(acme: TenantKit) -> TenantKit:
+    """Another acme key, with the export scope."""
+    api_key, key = api_key_create(tenant=acme.tenant, name="compliance", scopes=["export"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return TenantKit(tenant=acme.tenant, api_key=api_key, key=key, client=client)
+
+
+_keys = count()
+
+
+@pytest.fixture
+def idem() -> Callable[[], dict[str, str]]:
+    """Headers with a fresh Idempotency-Key each call."""
+    return lambda: {"HTTP_IDEMPOTENCY_KEY": f"key-{next(_keys)}"}
+
+
+def make_thread(tenant: Tenant, *, user_ref: str = "user-1", turns: int = 0) -> Thread:
+    """A thread built through the real services, with ``turns`` alternating user/assistant."""
+    thread = services.thread_create(tenant=tenant, actor=SYSTEM, user_ref=user_ref)
+    for i in range(turns):
+        role = "user" if i % 2 == 0 else "assistant"
+        services.message_append(thread=thread, actor=SYSTEM, role=role, content=f"turn {i}")
+    thread.refresh_from_db()
+    return thread
+
+
+def path_ids(thread: Thread) -> list[str]:
+    """Public ids of the active path, root → leaf, walked in Python (a test oracle)."""
+    thread.refresh_from_db()
+    ids: list[str] = []
+    node = thread.active_leaf
+    while node.parent_id is not None:
+        ids.append(node.public_id)
+        node = Message.objects.get(pk=node.parent_id)
+    return ids[::-1]

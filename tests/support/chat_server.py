@@ -1,0 +1,289 @@
+"""A real local HTTP server speaking OpenAI chat completions, scriptable to fail on purpose.
+
+It listens on 127.0.0.1 only (an ephemeral port by default) and answers
+`POST /v1/chat/completions` in the OpenAI response shape, `GET /v1/models`, and
+`POST /_control` (JSON `{"mode", "fail_n", "delay"}`, any subset) to change its behaviour while
+it runs. Modes:
+
+- "ok": a deterministic memo: the lines of the last user message that carry a digit, "@" or
+  "?", joined with "; " (so tests can see the facts went through), cut to `max_tokens` words;
+- "error500": HTTP 500 with an OpenAI error body;
+- "timeout": sleeps `delay` seconds (default 2) before answering as "ok";
+- "malformed": HTTP 200 with a body that is not JSON;
+- "no_choices": HTTP 200, valid JSON without `choices`;
+- "empty": HTTP 200, one choice whose content is "";
+- "fail_n_then_ok": the first `fail_n` completion requests get a 500, the rest "ok".
+
+With `api_key` set, requests without `Authorization: Bearer <api_key>` get a 401. Every
+completion request is recorded (`requests`) with its headers and parsed body.
+
+In tests: `with ChatServer(mode="error500") as server: ... server.base_url ...`.
+As a process: `python -m tests.support.chat_server --port 0 --mode ok`; the first line on stdout
+is `chat server listening on <base_url>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+HOST = "127.0.0.1"
+MODES = ("ok", "error500", "timeout", "malformed", "no_choices", "empty", "fail_n_then_ok")
+COMPLETIONS_PATH = "/v1/chat/completions"
+MODELS_PATH = "/v1/models"
+CONTROL_PATH = "/_control"
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One completion request as received: lower-cased header names, the JSON body."""
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class ChatServer:
+    """The server; `start()`/`stop()` or use it as a context manager. Thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        mode: str = "ok",
+        fail_n: int = 1,
+        delay: float = 2.0,
+        api_key: str | None = None,
+        port: int = 0,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._requests: list[RecordedRequest] = []
+        self._completions_seen = 0
+        self.api_key = api_key
+        self.configure(mode=mode, fail_n=fail_n, delay=delay)
+        self._httpd = ThreadingHTTPServer((HOST, port), _Handler)
+        self._httpd.chat_server = self  # type: ignore[attr-defined]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What an OpenAI client takes as `base_url`."""
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """The completion requests received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def configure(
+        self, *, mode: str | None = None, fail_n: int | None = None, delay: float | None = None
+    ) -> None:
+        """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count."""
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+        with self._lock:
+            if mode is not None:
+                self.mode = mode
+            if fail_n is not None:
+                self.fail_n = fail_n
+            if delay is not None:
+                self.delay = delay
+            if mode is not None or fail_n is not None:
+                self._completions_seen = 0
+
+    def start(self) -> ChatServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; requests sleeping in "timeout" mode are woken and dropped."""
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (SIGINT/SIGTERM), then close the socket."""
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            self._httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._httpd.server_close()
+
+    # --- used by the handler -------------------------------------------------------------------
+
+    def _record(self, request: RecordedRequest) -> tuple[str, float]:
+        """Record a completion request; return the mode to answer it with, and the delay."""
+        with self._lock:
+            self._requests.append(request)
+            self._completions_seen += 1
+            mode = self.mode
+            if mode == "fail_n_then_ok":
+                mode = "error500" if self._completions_seen <= self.fail_n else "ok"
+            return mode, self.delay
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep unless stopped meanwhile; True if the server is still running."""
+        return not self._stopping.wait(seconds)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "convmem-test-chat/1"
+
+    @property
+    def chat(self) -> ChatServer:
+        return self.server.chat_server  # type: ignore[attr-defined]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read `requests` instead of a log."""
+
+    def do_GET(self) -> None:
+        if self.path == MODELS_PATH:
+            self._send_json(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+        else:
+            self._send_error(404, "not found", "not_found")
+
+    def do_POST(self) -> None:
+        body = self._read_json()
+        if self.path == CONTROL_PATH:
+            self._control(body)
+        elif self.path != COMPLETIONS_PATH:
+            self._send_error(404, "not found", "not_found")
+        elif self.chat.api_key and self.headers.get("Authorization") != f"Bearer {self.chat.api_key}":
+            self._send_error(401, "Incorrect API key provided.", "invalid_api_key")
+        elif not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            self._send_error(400, "'messages' is required", "invalid_request_error")
+        else:
+            self._complete(body)
+
+    def _control(self, body: Any) -> None:
+        try:
+            self.chat.configure(**(body or {}))
+        except (TypeError, ValueError) as error:
+            self._send_error(400, str(error), "invalid_request_error")
+            return
+        self._send_json(200, {"mode": self.chat.mode, "fail_n": self.chat.fail_n})
+
+    def _complete(self, body: dict[str, Any]) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        mode, delay = self.chat._record(RecordedRequest(self.path, headers, body))
+        if mode == "timeout" and not self.chat._sleep(delay):
+            return
+        if mode == "error500":
+            self._send_error(500, "The server had an error processing your request.", "server_error")
+        elif mode == "malformed":
+            self._send(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
+        elif mode == "no_choices":
+            self._send_json(200, {"id": "chatcmpl-test", "object": "chat.completion"})
+        else:
+            content = "" if mode == "empty" else fake_summary(body)
+            self._send_json(200, completion(body, content))
+
+    def _read_json(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            return None
+
+    def _send_error(self, status: int, message: str, code: str) -> None:
+        self._send_json(status, {"error": {"message": message, "type": code, "code": code}})
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        self._send(status, json.dumps(payload).encode(), "application/json")
+
+    def _send(self, status: int, data: bytes, content_type: str) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its timeout); nothing left to answer
+
+
+def fake_summary(body: dict[str, Any]) -> str:
+    """The "ok" reply: fact-bearing lines of the last user message, within `max_tokens` words."""
+    user_contents = [
+        message.get("content") or ""
+        for message in body["messages"]
+        if isinstance(message, dict) and message.get("role") == "user"
+    ]
+    last = user_contents[-1] if user_contents else ""
+    lines = [
+        line.strip()
+        for line in last.splitlines()
+        if any(char.isdigit() or char in "@?" for char in line)
+    ]
+    words = "; ".join(lines).split() or ["Nothing", "to", "note."]
+    limit = body.get("max_tokens") or body.get("max_completion_tokens") or len(words)
+    return " ".join(words[:limit])
+
+
+def completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+    """An OpenAI `chat.completion` object answering `body` with `content`."""
+    prompt_words = sum(
+        len(str(message.get("content") or "").split())
+        for message in body["messages"]
+        if isinstance(message, dict)
+    )
+    completion_words = len(content.split())
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model") or "test-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_words,
+            "completion_tokens": completion_words,
+            "total_tokens": prompt_words + completion_words,
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--mode", choices=MODES, default="ok")
+    parser.add_argument("--fail-n", type=int, default=1)
+    parser.add_argument("--delay", type=float, default=2.0)
+    parser.add_argument("--api-key", default=None)
+    args = parser.parse_args(argv)
+    server = ChatServer(
+        mode=args.mode, fail_n=args.fail_n, delay=args.delay, api_key=args.api_key, port=args.port
+    )
+    print(f"chat server listening on {server.base_url}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Threads and their message trees.
+
+A thread's messages form one tree under a hidden root node (role ``root``) created with the
+thread, so a thread always has exactly one root even when its first message is edited. The
+API never shows the root: a first message reports ``parent_id: null``.
+"""
+
+from django.db import models
+from django.db.models import Q
+from tree_queries.models import TreeNode
+
+from convmem.ids import new_message_id, new_thread_id
+from convmem.models import Tenant
+
+
+class Thread(models.Model):
+    public_id = models.CharField(max_length=40, unique=True, default=new_thread_id, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="threads")
+    user_ref = models.CharField(max_length=255)
+    title = models.CharField(max_length=255, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    profile = models.ForeignKey(
+        "compaction.ModelProfile",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="threads",
+    )
+    root = models.OneToOneField(
+        "threads.Message", on_delete=models.PROTECT, null=True, related_name="+", editable=False
+    )
+    active_leaf = models.ForeignKey(
+        "threads.Message", on_delete=models.PROTECT, null=True, related_name="+", editable=False
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["tenant", "user_ref", "-created_at"], name="thread_tenant_user_idx"
+            ),
+            models.Index(fields=["tenant", "-created_at"], name="thread_tenant_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class Role(models.TextChoices):
+    ROOT = "root", "root (hidden)"
+    SYSTEM = "system", "system"
+    USER = "user", "user"
+    ASSISTANT = "assistant", "assistant"
+    TOOL = "tool", "tool"
+
+
+API_ROLES = [Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL]
+
+
+class Message(TreeNode):
+    """One node of a thread's tree. Content is never overwritten except by erasure.
+
+    ``depth`` (root = 0) and ``token_count`` are computed once at write; nodes never move, so
+    both stay true for the node's lifetime.
+    """
+
+    public_id = models.CharField(max_length=40, unique=True, default=new_message_id, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    depth = models.PositiveIntegerField(default=0)
+    edits = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="edited_by"
+    )
+    assembly = models.ForeignKey(
+        "audit.AssemblyRecord",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="answers",
+    )
+    erased_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["thread", "id"], name="message_thread_id_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["thread"], condition=Q(parent__isnull=True), name="message_one_root"
+            ),
+            models.CheckConstraint(
+                condition=(Q(role="root") & Q(parent__isnull=True))
+                | (~Q(role="root") & Q(parent__isnull=False)),
+                name="message_root_iff_no_parent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        # Ids only: admin LogEntry.object_repr and logs must never carry message content.
+        return self.public_id
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a request made with an ``Idempotency-Key``, per tenant.
+
+    A row is inserted (and committed) when a request starts, marking the key in flight; the
+    response is stored in the same transaction as the write it describes. Rows older than
+    ``CONVMEM_IDEMPOTENCY_TTL_HOURS`` are purged by a periodic task.
+    """
+
+    class Status(models.TextChoices):
+        IN_FLIGHT = "in_flight"
+        COMPLETED = "completed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IN_FLIGHT)
+    thread = models.ForeignKey(
+        Thread, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key"], name="idempotency_tenant_key"),
+        ]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id}:{self.key}"

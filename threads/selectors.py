@@ -1,0 +1,171 @@
+"""Reads of threads and message trees.
+
+Hot-path reads walk the tree **leaf-up** with a recursive CTE that starts at one node and stops
+after the rows it needs. django-tree-queries' CTE starts at every root and walks down, so even
+with ``tree_filter`` its cost grows with the depth of the thread (measured: 34 s at depth
+10,000); the leaf-up walk costs what the page costs (well under a millisecond at any depth).
+The SQL below is plain enough to run unchanged on PostgreSQL and SQLite.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Case, F, QuerySet, When
+from django.shortcuts import get_object_or_404
+
+from convmem.models import Tenant
+from threads.models import Message, Role, Thread
+
+MESSAGE_TABLE = Message._meta.db_table
+
+
+def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
+    """The tenant's thread with this id; another tenant's thread is a 404 like a missing one."""
+    return get_object_or_404(
+        Thread.objects.select_related("active_leaf", "profile"), tenant=tenant, public_id=public_id
+    )
+
+
+def thread_list(*, tenant: Tenant, user_ref: str | None = None) -> QuerySet[Thread]:
+    threads = Thread.objects.filter(tenant=tenant).select_related("active_leaf")
+    if user_ref is not None:
+        threads = threads.filter(user_ref=user_ref)
+    return threads
+
+
+def messages_with_refs() -> QuerySet[Message]:
+    """Messages annotated with the public ids the API shows (parent, edited node, assembly).
+
+    A first message's parent is the hidden root, reported as ``None``.
+    """
+    return Message.objects.annotate(
+        parent_public_id=Case(
+            When(parent__role=Role.ROOT, then=None), default=F("parent__public_id")
+        ),
+        edits_public_id=F("edits__public_id"),
+        assembly_public_id=F("assembly__public_id"),
+    )
+
+
+def message_get(*, thread: Thread, public_id: str) -> Message:
+    """A visible message of ``thread`` (never the hidden root), else 404."""
+    return get_object_or_404(
+        messages_with_refs().exclude(role=Role.ROOT), thread=thread, public_id=public_id
+    )
+
+
+_PATH_SQL = f"""
+WITH RECURSIVE path(id, parent_id, n) AS (
+    SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, path.n + 1
+    FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
+    WHERE path.n < %s
+)
+SELECT m.*, path.n AS path_n,
+       CASE WHEN p.role = 'root' THEN NULL ELSE p.public_id END AS parent_public_id,
+       e.public_id AS edits_public_id,
+       a.public_id AS assembly_public_id
+FROM path
+JOIN {MESSAGE_TABLE} m ON m.id = path.id
+LEFT JOIN {MESSAGE_TABLE} p ON p.id = m.parent_id
+LEFT JOIN {MESSAGE_TABLE} e ON e.id = m.edits_id
+LEFT JOIN audit_assemblyrecord a ON a.id = m.assembly_id
+ORDER BY path.n DESC
+"""
+
+
+@dataclass(frozen=True)
+class PathPage:
+    """A stretch of a path in root → leaf order, and where the next (older) page starts."""
+
+    messages: list[Message]
+    older_start: Message | None
+
+
+def path_page(*, thread: Thread, leaf: Message, limit: int) -> PathPage:
+    """Up to ``limit`` messages of the path ending at ``leaf``, walking leaf-up.
+
+    One query whatever the depth: the CTE stops after ``limit + 1`` rows (one extra row tells
+    whether an older page exists and where it starts).
+    """
+    rows = list(Message.objects.raw(_PATH_SQL, [leaf.pk, thread.pk, limit + 1]))
+    visible = [m for m in rows if m.role != Role.ROOT]
+    older_start = visible[0] if len(visible) > limit else None
+    return PathPage(messages=visible[-limit:] if limit else [], older_start=older_start)
+
+
+_BUDGET_SQL = f"""
+WITH RECURSIVE path(id, parent_id, role, token_count, n, total) AS (
+    SELECT id, parent_id, role, token_count, 1, token_count + %s
+    FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, m.role, m.token_count, path.n + 1,
+           path.total + m.token_count + %s
+    FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
+    WHERE path.total < %s AND path.n < %s
+)
+SELECT id, parent_id, role, token_count FROM path ORDER BY n DESC
+"""
+
+
+@dataclass(frozen=True)
+class PathStep:
+    id: int
+    parent_id: int | None
+    role: str
+    token_count: int
+
+
+def path_within_budget(
+    *, thread: Thread, leaf_id: int, token_budget: int, per_message_overhead: int, max_rows: int
+) -> list[PathStep]:
+    """The path ending at ``leaf_id``, leaf-up, until the running token sum reaches the budget.
+
+    Returns root → leaf order, ids/roles/counts only (no content), including the hidden root if
+    the walk got that far. The walk stops at the first row that reaches ``token_budget`` (that
+    row is included) or after ``max_rows`` rows, so it reads what the window can use.
+    """
+    params = [
+        per_message_overhead,
+        leaf_id,
+        thread.pk,
+        per_message_overhead,
+        token_budget,
+        max_rows,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_BUDGET_SQL, params)
+        return [PathStep(*row) for row in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class TreeNodeView:
+    message: Message
+    sibling_index: int
+    sibling_count: int
+
+
+def tree_page(*, thread: Thread, after_id: int | None, limit: int) -> list[TreeNodeView]:
+    """Nodes of the thread in creation order (parents before children), with sibling positions.
+
+    Two queries per page: the page itself, then the ids of every sibling group it touches
+    (a group is the children of one parent, usually one node, a few at a fork).
+    """
+    nodes = messages_with_refs().filter(thread=thread).exclude(role=Role.ROOT).order_by("id")
+    if after_id is not None:
+        nodes = nodes.filter(id__gt=after_id)
+    page = list(nodes[:limit])
+    groups: dict[int, list[int]] = {}
+    parent_ids = {m.parent_id for m in page}
+    siblings = Message.objects.filter(parent_id__in=parent_ids).order_by("id")
+    for parent_id, message_id in siblings.values_list("parent_id", "id"):
+        groups.setdefault(parent_id, []).append(message_id)
+    return [
+        TreeNodeView(
+            message=m,
+            sibling_index=groups[m.parent_id].index(m.id) + 1,
+            sibling_count=len(groups[m.parent_id]),
+        )
+        for m in page
+    ]

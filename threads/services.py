@@ -1,0 +1,254 @@
+"""Writes to threads and message trees. Views, admin, tasks and commands all come here.
+
+Locking: every write that moves a thread's active leaf first takes
+``SELECT … FOR NO KEY UPDATE`` on the thread row. That serialises leaf moves per thread (the
+leaf always ends on a node that exists, and the default parent is read under the lock), while
+``NO KEY`` still lets other transactions insert messages whose foreign key points at the
+thread. Locks are taken in one order — thread row, then message rows — and only one thread at
+a time, so appends to different threads never wait on each other. On SQLite the lock is a
+no-op; ``transaction_mode=IMMEDIATE`` serialises writers instead.
+"""
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from audit.events import Actor, audit_event_record
+from audit.models import AssemblyRecord
+from compaction.tokens import count_tokens
+from convmem.errors import InvalidRequest, PayloadTooLarge
+from convmem.models import Tenant
+from threads.models import API_ROLES, Message, Role, Thread
+
+
+def thread_encoding(thread: Thread) -> str:
+    return thread.profile.encoding if thread.profile else settings.CONVMEM_DEFAULT_ENCODING
+
+
+def check_content(content: str) -> None:
+    limit = settings.CONVMEM_MAX_CONTENT_CHARS
+    if len(content) > limit:
+        raise PayloadTooLarge(
+            f"content is {len(content)} characters; the limit is {limit}.", code="content_too_large"
+        )
+    if not content.strip():
+        raise InvalidRequest("content must not be empty.", code="empty_content")
+
+
+@transaction.atomic
+def thread_create(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    user_ref: str,
+    title: str = "",
+    metadata: dict[str, Any] | None = None,
+    profile: Any = None,
+) -> Thread:
+    """Create a thread and its hidden root node; the root is the first active leaf."""
+    thread = Thread.objects.create(
+        tenant=tenant, user_ref=user_ref, title=title, metadata=metadata or {}, profile=profile
+    )
+    root = Message.objects.create(thread=thread, role=Role.ROOT, depth=0, parent=None)
+    thread.root = root
+    thread.active_leaf = root
+    thread.save(update_fields=["root", "active_leaf"])
+    audit_event_record(
+        actor=actor,
+        action="thread.created",
+        tenant_id=tenant.pk,
+        thread_public_id=thread.public_id,
+        object_ids=[thread.public_id],
+    )
+    return thread
+
+
+def _lock_thread(thread: Thread) -> Thread:
+    return (
+        Thread.objects.select_for_update(no_key=True)
+        .select_related("active_leaf")
+        .get(pk=thread.pk)
+    )
+
+
+def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:
+    node = Message.objects.filter(thread=thread, public_id=public_id).first()
+    if node is None or node.role == Role.ROOT:
+        raise InvalidRequest(
+            f"{field} {public_id!r} is not a message of this thread.", code="unknown_message"
+        )
+    return node
+
+
+def _assembly_of(thread: Thread, public_id: str | None, role: str) -> AssemblyRecord | None:
+    if public_id is None:
+        return None
+    if role != Role.ASSISTANT:
+        raise InvalidRequest("assembly_id is only accepted on assistant messages.", code="invalid")
+    assembly = AssemblyRecord.objects.filter(thread=thread, public_id=public_id).first()
+    if assembly is None:
+        raise InvalidRequest(
+            f"assembly_id {public_id!r} is not an assembly of this thread.", code="unknown_assembly"
+        )
+    return assembly
+
+
+def _insert_node(
+    *,
+    thread: Thread,
+    parent: Message,
+    role: str,
+    content: str,
+    token_count: int,
+    edits: Message | None = None,
+    assembly: AssemblyRecord | None = None,
+) -> Message:
+    message = Message.objects.create(
+        thread=thread,
+        parent=parent,
+        role=role,
+        content=content,
+        token_count=token_count,
+        depth=parent.depth + 1,
+        edits=edits,
+        assembly=assembly,
+    )
+    # The public ids the API shows, known here without another query.
+    message.parent_public_id = None if parent.role == Role.ROOT else parent.public_id
+    message.edits_public_id = edits.public_id if edits else None
+    message.assembly_public_id = assembly.public_id if assembly else None
+    return message
+
+
+def _move_leaf(thread: Thread, leaf: Message) -> None:
+    thread.active_leaf = leaf
+    thread.save(update_fields=["active_leaf", "updated_at"])
+
+
+def message_append(
+    *,
+    thread: Thread,
+    actor: Actor,
+    role: str,
+    content: str,
+    parent_public_id: str | None = None,
+    assembly_public_id: str | None = None,
+) -> Message:
+    """Append a node under ``parent_public_id`` (default: the active leaf) and make it the leaf.
+
+    Takes the thread row lock (see module docstring). Two appends to the same parent both
+    survive as siblings; the leaf ends on whichever committed last.
+    """
+    if role not in API_ROLES:
+        raise InvalidRequest(f"role must be one of {', '.join(API_ROLES)}.", code="invalid_role")
+    check_content(content)
+    token_count = count_tokens(content, thread_encoding(thread))
+    with transaction.atomic():
+        locked = _lock_thread(thread)
+        if parent_public_id is None:
+            parent = locked.active_leaf
+        else:
+            parent = _node_of(locked, parent_public_id, field="parent_id")
+        assembly = _assembly_of(locked, assembly_public_id, role)
+        message = _insert_node(
+            thread=locked,
+            parent=parent,
+            role=role,
+            content=content,
+            token_count=token_count,
+            assembly=assembly,
+        )
+        _move_leaf(locked, message)
+        audit_event_record(
+            actor=actor,
+            action="message.appended",
+            tenant_id=locked.tenant_id,
+            thread_public_id=locked.public_id,
+            object_ids=[message.public_id],
+            details={"role": role, "parent_id": message.parent_public_id, "tokens": token_count},
+        )
+    return message
+
+
+def message_edit(*, thread: Thread, actor: Actor, message_public_id: str, content: str) -> Message:
+    """Make a sibling of the message with new content; it becomes the active leaf.
+
+    The edited node and its subtree stay as they were ("what did it say before the edit").
+    """
+    check_content(content)
+    token_count = count_tokens(content, thread_encoding(thread))
+    with transaction.atomic():
+        locked = _lock_thread(thread)
+        original = _node_of(locked, message_public_id, field="message")
+        parent = Message.objects.get(pk=original.parent_id)
+        message = _insert_node(
+            thread=locked,
+            parent=parent,
+            role=original.role,
+            content=content,
+            token_count=token_count,
+            edits=original,
+        )
+        _move_leaf(locked, message)
+        audit_event_record(
+            actor=actor,
+            action="message.edited",
+            tenant_id=thread.tenant_id,
+            thread_public_id=locked.public_id,
+            object_ids=[message.public_id, original.public_id],
+            details={"edits_id": original.public_id, "tokens": token_count},
+        )
+    return message
+
+
+def thread_update(
+    *,
+    thread: Thread,
+    actor: Actor,
+    active_leaf_public_id: str | None = None,
+    switch_leaf: bool = False,
+    title: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Thread:
+    """Change title/metadata and/or switch the active leaf to any node of the thread.
+
+    A non-leaf node means "continue from here"; ``None`` means "start over from the root".
+    """
+    with transaction.atomic():
+        locked = _lock_thread(thread)
+        fields = ["updated_at"]
+        if switch_leaf:
+            leaf = (
+                locked.root
+                if active_leaf_public_id is None
+                else _node_of(locked, active_leaf_public_id, field="active_leaf_id")
+            )
+            previous = locked.active_leaf
+            locked.active_leaf = leaf
+            fields.append("active_leaf")
+            audit_event_record(
+                actor=actor,
+                action="thread.branch_switched",
+                tenant_id=thread.tenant_id,
+                thread_public_id=locked.public_id,
+                object_ids=[leaf.public_id],
+                details={"from": previous.public_id, "to": leaf.public_id},
+            )
+        if title is not None:
+            locked.title = title
+            fields.append("title")
+        if metadata is not None:
+            locked.metadata = metadata
+            fields.append("metadata")
+        locked.save(update_fields=fields)
+        if len(fields) > 1 and not switch_leaf:
+            audit_event_record(
+                actor=actor,
+                action="thread.updated",
+                tenant_id=thread.tenant_id,
+                thread_public_id=locked.public_id,
+                object_ids=[locked.public_id],
+                details={"fields": fields[1:]},
+            )
+    return locked

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from threads import views
+
+urlpatterns = [
+    path("threads", views.ThreadListCreateView.as_view(), name="threads"),
+    path("threads/<str:thread_id>", views.ThreadDetailView.as_view(), name="thread"),
+    path(
+        "threads/<str:thread_id>/messages",
+        views.MessageListCreateView.as_view(),
+        name="thread-messages",
+    ),
+    path(
+        "threads/<str:thread_id>/messages/<str:message_id>/edit",
+        views.MessageEditView.as_view(),
+        name="message-edit",
+    ),
+    path("threads/<str:thread_id>/tree", views.ThreadTreeView.as_view(), name="thread-tree"),
+]

@@ -1,0 +1,251 @@
+"""Threads and messages API. Thin: parse, call a selector or service, serialize."""
+
+from django.db.models import Q
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from compaction.profiles import profile_for_new_thread
+from convmem.api import (
+    actor_of,
+    decode_cursor,
+    encode_cursor,
+    idempotency_parameter,
+    idempotent_response,
+    page_url,
+    tenant_of,
+)
+from convmem.errors import InvalidRequest
+from threads import selectors, services
+from threads.models import Message, Role
+from threads.serializers import (
+    MessageCreateSerializer,
+    MessageEditSerializer,
+    MessageSerializer,
+    ThreadCreateSerializer,
+    ThreadSerializer,
+    ThreadUpdateSerializer,
+    TreeNodeSerializer,
+    page_size,
+)
+
+LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (default 50).")
+CURSOR = OpenApiParameter("cursor", OpenApiTypes.STR, description="Opaque cursor from `next`.")
+
+
+def _page(name: str, item: type[serializers.Serializer]) -> serializers.Serializer:
+    return inline_serializer(
+        name=name,
+        fields={"results": item(many=True), "next": serializers.URLField(allow_null=True)},
+    )
+
+
+class ThreadPagination(CursorPagination):
+    ordering = ("-created_at", "-id")
+    page_size_query_param = "limit"
+    max_page_size = 500
+
+
+class ThreadListCreateView(APIView):
+    pagination_class = ThreadPagination
+
+    @extend_schema(
+        operation_id="threads_list",
+        parameters=[OpenApiParameter("user_ref", OpenApiTypes.STR), LIMIT, CURSOR],
+        responses=_page("ThreadPage", ThreadSerializer),
+    )
+    def get(self, request: Request) -> Response:
+        threads = selectors.thread_list(
+            tenant=tenant_of(request), user_ref=request.query_params.get("user_ref")
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(threads, request, view=self)
+        return Response(
+            {"results": ThreadSerializer(page, many=True).data, "next": paginator.get_next_link()}
+        )
+
+    @extend_schema(
+        operation_id="threads_create",
+        request=ThreadCreateSerializer,
+        responses={201: ThreadSerializer},
+        parameters=[idempotency_parameter(required=False)],
+    )
+    def post(self, request: Request) -> Response:
+        data = ThreadCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tenant = tenant_of(request)
+        profile = profile_for_new_thread(tenant=tenant, name=data.validated_data.get("profile"))
+
+        def perform() -> tuple[int, dict, object]:
+            thread = services.thread_create(
+                tenant=tenant,
+                actor=actor_of(request),
+                user_ref=data.validated_data["user_ref"],
+                title=data.validated_data["title"],
+                metadata=data.validated_data["metadata"],
+                profile=profile,
+            )
+            return 201, ThreadSerializer(thread).data, thread
+
+        return idempotent_response(request, required=False, thread=None, perform=perform)
+
+
+class ThreadDetailView(APIView):
+    @extend_schema(operation_id="threads_retrieve", responses=ThreadSerializer)
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        return Response(ThreadSerializer(thread).data)
+
+    @extend_schema(
+        operation_id="threads_partial_update",
+        request=ThreadUpdateSerializer,
+        responses=ThreadSerializer,
+    )
+    def patch(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        data = ThreadUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        updated = services.thread_update(
+            thread=thread,
+            actor=actor_of(request),
+            switch_leaf="active_leaf_id" in fields,
+            active_leaf_public_id=fields.get("active_leaf_id"),
+            title=fields.get("title"),
+            metadata=fields.get("metadata"),
+        )
+        return Response(ThreadSerializer(updated).data)
+
+
+class MessageListCreateView(APIView):
+    @extend_schema(
+        operation_id="messages_path",
+        description="The path ending at `leaf` (default: the active leaf). Pages walk from the "
+        "leaf toward the root; each page lists its messages in root → leaf order, and `next` "
+        "continues with the older messages.",
+        parameters=[
+            OpenApiParameter("leaf", OpenApiTypes.STR, description="A message id of the thread."),
+            LIMIT,
+            CURSOR,
+        ],
+        responses=_page("MessagePage", MessageSerializer),
+    )
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        limit = page_size(request.query_params.get("limit"))
+        cursor = request.query_params.get("cursor")
+        leaf_id = decode_cursor(cursor) if cursor else request.query_params.get("leaf")
+        leaf = self._leaf(thread, leaf_id)
+        page = selectors.path_page(thread=thread, leaf=leaf, limit=limit)
+        next_url = (
+            page_url(request, cursor=encode_cursor(page.older_start.public_id))
+            if page.older_start
+            else None
+        )
+        body = MessageSerializer(page.messages, many=True, context={"thread": thread}).data
+        return Response({"results": body, "next": next_url})
+
+    @staticmethod
+    def _leaf(thread, leaf_id: str | None) -> Message:
+        if not leaf_id:
+            return thread.active_leaf
+        leaf = Message.objects.filter(thread=thread, public_id=leaf_id).first()
+        if leaf is None or leaf.role == Role.ROOT:
+            raise NotFound("No such message in this thread.", code="unknown_message")
+        return leaf
+
+    @extend_schema(
+        operation_id="messages_append",
+        request=MessageCreateSerializer,
+        responses={201: MessageSerializer},
+        parameters=[idempotency_parameter(required=True)],
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        data = MessageCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+
+        def perform() -> tuple[int, dict, object]:
+            message = services.message_append(
+                thread=thread,
+                actor=actor_of(request),
+                role=fields["role"],
+                content=fields["content"],
+                parent_public_id=fields.get("parent_id"),
+                assembly_public_id=fields.get("assembly_id"),
+            )
+            return 201, MessageSerializer(message, context={"thread": thread}).data, thread
+
+        return idempotent_response(request, required=True, thread=thread, perform=perform)
+
+
+class MessageEditView(APIView):
+    @extend_schema(
+        operation_id="messages_edit",
+        description="Create a sibling of the message with new content (the original and its "
+        "subtree stay). The new message becomes the active leaf.",
+        request=MessageEditSerializer,
+        responses={201: MessageSerializer},
+        parameters=[idempotency_parameter(required=True)],
+    )
+    def post(self, request: Request, thread_id: str, message_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        selectors.message_get(thread=thread, public_id=message_id)
+        data = MessageEditSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+
+        def perform() -> tuple[int, dict, object]:
+            message = services.message_edit(
+                thread=thread,
+                actor=actor_of(request),
+                message_public_id=message_id,
+                content=data.validated_data["content"],
+            )
+            return 201, MessageSerializer(message, context={"thread": thread}).data, thread
+
+        return idempotent_response(request, required=True, thread=thread, perform=perform)
+
+
+class ThreadTreeView(APIView):
+    @extend_schema(
+        operation_id="threads_tree",
+        description="Every node of the thread in creation order (parents first), with parent "
+        "ids, depth and sibling position/count for branch switchers.",
+        parameters=[LIMIT, CURSOR],
+        responses=_page("TreePage", TreeNodeSerializer),
+    )
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        limit = page_size(request.query_params.get("limit"))
+        cursor = request.query_params.get("cursor")
+        after_id = self._after(thread, decode_cursor(cursor)) if cursor else None
+        nodes = selectors.tree_page(thread=thread, after_id=after_id, limit=limit + 1)
+        has_more = len(nodes) > limit
+        nodes = nodes[:limit]
+        positions = {n.message.pk: (n.sibling_index, n.sibling_count) for n in nodes}
+        body = TreeNodeSerializer(
+            [n.message for n in nodes],
+            many=True,
+            context={"thread": thread, "positions": positions},
+        ).data
+        next_url = (
+            page_url(request, cursor=encode_cursor(nodes[-1].message.public_id))
+            if has_more
+            else None
+        )
+        return Response({"results": body, "next": next_url})
+
+    @staticmethod
+    def _after(thread, public_id: str) -> int:
+        found = Message.objects.filter(Q(thread=thread) & Q(public_id=public_id)).values_list(
+            "id", flat=True
+        )
+        if not found:
+            raise InvalidRequest("Invalid cursor.", code="invalid_cursor")
+        return found[0]
