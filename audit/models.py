@@ -23,6 +23,7 @@ class AssemblyRecord(models.Model):
     budget = models.JSONField(default=dict)
     rendered_hash = models.CharField(max_length=64)
     rendered_text = models.TextField(blank=True)
+    rendered_purged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -31,6 +32,26 @@ class AssemblyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+
+class ContentBlob(models.Model):
+    """Text an assembly used that is not a message or summary (system prompts, retrieved items),
+    stored once per tenant by SHA-256 so a replay can rebuild the input. Erasable like content.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    text = models.TextField(blank=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
+        ]
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
 
 
 class AuditEvent(models.Model):

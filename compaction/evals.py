@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 from compaction.backends.base import BackendError, MemoSource, SummarizerBackend
 from compaction.tokens import count_tokens
 
-
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "memo_eval"
 
 
@@ -85,9 +84,7 @@ _SCALES = {"k": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 10**9, "billi
 _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
 
 # A URL never ends in punctuation: "see https://x.org/a." ends a sentence, not the path.
-_URL_RE = re.compile(
-    r"\b(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)\]}]", re.IGNORECASE
-)
+_URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)\]}]", re.IGNORECASE)
 _EMAIL_RE = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
 _ID_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)+\b|(?<![\w#])#\d{2,}\b")
 _MONEY_RES = (
@@ -279,9 +276,7 @@ def _extract_names(text: str) -> set[Fact]:
     names: set[Fact] = set()
     for match in _NAME_RE.finditer(text):
         # A run after a title ("Dr. Okafor") is a name wherever it stands.
-        ambiguous_start = match.group("title") is None and _at_sentence_start(
-            text, match.start()
-        )
+        ambiguous_start = match.group("title") is None and _at_sentence_start(text, match.start())
         for run, starts_run in _split_common_words(match.group("name").split()):
             # A single capitalised word opening a sentence ("Maria said", "Sure thing") may be
             # an ordinary word; only a multiword run ("Maria Lopez said") is trusted there.
@@ -373,9 +368,7 @@ def score_memo(
     memo_facts = extract_facts(memo)
     found = {fact for fact in original_facts if fact_is_supported(fact, memo_facts, memo)}
     unsupported = {
-        fact
-        for fact in memo_facts
-        if not fact_is_supported(fact, original_facts, original_text)
+        fact for fact in memo_facts if not fact_is_supported(fact, original_facts, original_text)
     }
     if original_tokens is None:
         original_tokens = sum(count_tokens(text) for text in originals)

@@ -15,6 +15,7 @@ The SDK never retries (`max_retries=0`): the Celery task owns retries and backof
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import openai
@@ -54,6 +55,11 @@ class OpenAICompatBackend:
             max_retries=0,
         )
 
+    @property
+    def _label(self) -> str:
+        """Names the model and server in error messages."""
+        return f"{self.model} at {self.client.base_url}"
+
     def summarize(
         self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
     ) -> MemoDraft:
@@ -73,19 +79,21 @@ class OpenAICompatBackend:
             )
         except openai.APIStatusError as error:
             raise BackendError(
-                f"{self.model} at {self.client.base_url}: HTTP {error.status_code}: {error.message}",
+                f"{self._label}: HTTP {error.status_code}: {error.message}",
                 retryable=error.status_code in _RETRYABLE_STATUSES or error.status_code >= 500,
             ) from error
         except openai.APIError as error:
-            # Timeouts, refused connections, replies that are not a chat completion.
+            # Timeouts, refused connections, replies that fail the SDK's validation.
+            raise BackendError(f"{self._label}: {error.message}", retryable=True) from error
+        except json.JSONDecodeError as error:
+            # The SDK lets a JSON-typed body that is not JSON escape as a bare decode error.
             raise BackendError(
-                f"{self.model} at {self.client.base_url}: {error.message}", retryable=True
+                f"{self._label}: reply is not JSON: {error}",
+                retryable=True,
             ) from error
         text = _reply_text(completion)
         if not text:
-            raise BackendError(
-                f"{self.model} at {self.client.base_url}: reply without memo text", retryable=True
-            )
+            raise BackendError(f"{self._label}: reply without memo text", retryable=True)
         return MemoDraft(
             text=text,
             backend=self.name,

@@ -159,7 +159,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == MODELS_PATH:
-            self._send_json(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+            self._send_json(
+                200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]}
+            )
         else:
             self._send_error(404, "not found", "not_found")
 
@@ -169,7 +171,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._control(body)
         elif self.path != COMPLETIONS_PATH:
             self._send_error(404, "not found", "not_found")
-        elif self.chat.api_key and self.headers.get("Authorization") != f"Bearer {self.chat.api_key}":
+        elif (
+            self.chat.api_key and self.headers.get("Authorization") != f"Bearer {self.chat.api_key}"
+        ):
             self._send_error(401, "Incorrect API key provided.", "invalid_api_key")
         elif not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             self._send_error(400, "'messages' is required", "invalid_request_error")
@@ -190,7 +194,9 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "timeout" and not self.chat._sleep(delay):
             return
         if mode == "error500":
-            self._send_error(500, "The server had an error processing your request.", "server_error")
+            self._send_error(
+                500, "The server had an error processing your request.", "server_error"
+            )
         elif mode == "malformed":
             self._send(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
         elif mode == "no_choices":
