@@ -42,7 +42,12 @@ def manage(*args: str) -> None:
     subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, check=True)
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(port: str) -> int:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     manage("migrate", "--noinput")
     manage("seed_demo")
     worker = subprocess.Popen(

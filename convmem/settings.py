@@ -194,6 +194,13 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=180)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Periodic jobs (run by `celery beat`, or `worker -B` in development). Each app adds its own.
+CELERY_BEAT_SCHEDULE = {
+    "purge-idempotency-records": {
+        "task": "threads.purge_idempotency_records",
+        "schedule": 3600.0,
+    },
+}
 
 LOGGING = {
     "version": 1,
