@@ -258,6 +258,7 @@ def curate(
     lowest = max(memo.end + 1 if memo else 0, 1 if anchor_on_path else 0)
     recent_start, _ = _extend_backwards(costs, floor_start, lowest, room - anchor_cost)
 
+    # (e) whatever neither the memo, the anchor nor the recent turns show is dropped
     covered = range(memo.start, memo.end + 1) if memo else range(0)
     shown = set(covered) | set(range(recent_start, len(path))) | ({0} if anchor_on_path else set())
     dropped = tuple(turn.id for index, turn in enumerate(path) if index not in shown)

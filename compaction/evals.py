@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from decimal import Decimal, InvalidOperation
+from dataclasses import asdict, dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from compaction.backends.base import BackendError, MemoSource, SummarizerBackend
+from compaction.backends.base import BackendError, MemoDraft, MemoSource, SummarizerBackend
 from compaction.tokens import count_tokens
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "memo_eval"
@@ -87,6 +87,8 @@ _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
 _URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)\]}]", re.IGNORECASE)
 _EMAIL_RE = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
 _ID_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)+\b|(?<![\w#])#\d{2,}\b")
+# Dotted version numbers and addresses (5.2.1, 10.0.0.1); otherwise "5.2" would be a number.
+_VERSION_RE = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){2,}\b")
 _MONEY_RES = (
     re.compile(r"(?P<symbol>[$€£])\s?" + _AMOUNT + _SCALE),
     re.compile(r"\b(?P<code>USD|EUR|GBP)\s?" + _AMOUNT + _SCALE),
@@ -110,9 +112,12 @@ _TIME_RE = re.compile(
 _NUMBER_RE = re.compile(r"(?<![\w.])" + _AMOUNT + r"(?P<percent>%)?")
 _QUOTED_RE = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”")
 # A name word: capitalised, then lower case (allowing McDonald, O'Brien, Jean-Luc).
-_NAME_WORD = r"(?:Mc|Mac|O')?[A-Z][a-z]+(?:-[A-Z][a-z]+)*"
+_TITLE = r"(?:Mr|Mrs|Ms|Dr|Prof)"
+_NAME_WORD = r"(?!" + _TITLE + r"\b)(?:Mc|Mac|O')?[A-Z][a-z]+(?:-[A-Z][a-z]+)*"
 _NAME_RE = re.compile(
-    r"(?P<title>\b(?:Mr|Mrs|Ms|Dr|Prof)\.?[ \t]+)?\b(?P<name>"
+    r"(?P<title>\b"
+    + _TITLE
+    + r"\.?[ \t]+)?\b(?P<name>"
     + _NAME_WORD
     + r"(?:[ \t]+"
     + _NAME_WORD
@@ -126,9 +131,9 @@ _NOT_NAMES = {"Ok", "Okay", "Hi", "Hello", "Hey", "Thanks", "Please", "Yes", "No
 def extract_facts(text: str) -> set[Fact]:
     """Return the checkable facts in `text`, normalised.
 
-    Kinds: "url", "email", "id", "money", "date", "time", "number", "name", "quote". A span
-    claimed by a more specific kind (e.g. the digits of "ORD-12345" or of "$40") is not counted
-    again as a number. Pure and deterministic.
+    Kinds: "url", "email", "id", "version", "money", "date", "time", "number", "name",
+    "quote". A span claimed by a more specific kind (e.g. the digits of "ORD-12345" or of
+    "$40") is not counted again as a number. Pure and deterministic.
     """
     facts = {Fact("quote", _normalise_quote(match)) for match in _iter_quotes(text)}
     remaining = text
@@ -191,11 +196,13 @@ def _id_fact(match: re.Match[str]) -> Fact | None:
     return Fact("id", value)
 
 
-def _decimal(amount: str, scale: str | None = None) -> Decimal | None:
-    try:
-        value = Decimal(amount.replace(",", ""))
-    except InvalidOperation:
-        return None
+def _version_fact(match: re.Match[str]) -> Fact:
+    return Fact("version", match.group(0).removeprefix("v"))
+
+
+def _decimal(amount: str, scale: str | None = None) -> Decimal:
+    """`amount` as matched by `_AMOUNT` (digits, thousands commas, a decimal point)."""
+    value = Decimal(amount.replace(",", ""))
     if scale:
         value *= _SCALES[scale.lower()]
     return value
@@ -206,7 +213,7 @@ def _format_decimal(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
-def _money_fact(match: re.Match[str]) -> Fact | None:
+def _money_fact(match: re.Match[str]) -> Fact:
     groups = match.groupdict()
     if groups.get("symbol"):
         currency = _CURRENCY_SYMBOLS[groups["symbol"]]
@@ -215,15 +222,13 @@ def _money_fact(match: re.Match[str]) -> Fact | None:
     else:
         currency = _CURRENCY_WORDS[groups["word"].lower()]
     value = _decimal(groups["amount"], groups.get("scale"))
-    if value is None:
-        return None
     return Fact("money", f"{currency} {_format_decimal(value)}")
 
 
 def _month_number(month: str) -> int | None:
     if month.isdigit():
         return int(month)
-    return _MONTHS.get(month.lower().rstrip("."))
+    return _MONTHS.get(month.lower())
 
 
 def _date_fact(match: re.Match[str]) -> Fact | None:
@@ -254,10 +259,8 @@ def _time_fact(match: re.Match[str]) -> Fact | None:
     return Fact("time", f"{hour:02d}:{minute:02d}")
 
 
-def _number_fact(match: re.Match[str]) -> Fact | None:
+def _number_fact(match: re.Match[str]) -> Fact:
     value = _decimal(match.group("amount"))
-    if value is None:
-        return None
     return Fact("number", _format_decimal(value) + (match.group("percent") or ""))
 
 
@@ -265,6 +268,7 @@ _EXTRACTORS = (
     _masking([_URL_RE], _url_fact),
     _masking([_EMAIL_RE], _email_fact),
     _masking([_ID_RE], _id_fact),
+    _masking([_VERSION_RE], _version_fact),
     _masking(_MONEY_RES, _money_fact),
     _masking(_DATE_RES, _date_fact),
     _masking([_TIME_RE], _time_fact),
@@ -287,8 +291,11 @@ def _extract_names(text: str) -> set[Fact]:
 
 
 def _at_sentence_start(text: str, position: int) -> bool:
-    before = text[:position].rstrip(" \t")
-    return not before or before[-1] in _SENTENCE_ENDS
+    # Walks back over blanks instead of slicing: long messages hold many names.
+    index = position - 1
+    while index >= 0 and text[index] in " \t":
+        index -= 1
+    return index < 0 or text[index] in _SENTENCE_ENDS
 
 
 def _split_common_words(words: list[str]) -> Iterator[tuple[list[str], bool]]:
@@ -342,9 +349,9 @@ class MemoScores:
     compression: float
     original_tokens: int
     memo_tokens: int
-    found: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)
+    found: list[str]
+    missing: list[str]
+    unsupported: list[str]
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, e.g. for a model's JSONField."""
@@ -413,9 +420,10 @@ class EvalConversation:
 
 @dataclass(frozen=True)
 class EvalRow:
-    """The outcome of summarising one conversation with one backend: scores or an error."""
+    """The outcome of summarising one conversation with one backend: a scored memo or an error."""
 
     conversation: str
+    draft: MemoDraft | None
     scores: MemoScores | None
     planted_recall: float | None
     error: str | None = None
@@ -466,12 +474,13 @@ def evaluate(
         try:
             draft = backend.summarize(previous_memo=None, messages=sources, max_tokens=max_tokens)
         except BackendError as error:
-            rows.append(EvalRow(conversation.name, None, None, error=str(error)))
+            rows.append(EvalRow(conversation.name, None, None, None, error=str(error)))
             continue
         scores = score_memo(originals=[source.content for source in sources], memo=draft.text)
         rows.append(
             EvalRow(
                 conversation.name,
+                draft,
                 scores,
                 planted_recall(conversation.planted_facts, draft.text),
             )

@@ -30,12 +30,16 @@ _DECISION_RE = re.compile(
     re.IGNORECASE,
 )
 _OPEN_QUESTION_RE = re.compile(
-    r"\b(?:open question|still need|not sure|unclear|tbd|to be decided|pending|waiting on|"
-    r"follow up|can you confirm|could you confirm)\b|\?\s*$",
+    r"\b(?:open question|still need|not sure|unclear|whether|tbd|to be decided|pending|"
+    r"waiting on|follow up|can you confirm|could you confirm)\b",
     re.IGNORECASE,
 )
 _DECISION_WEIGHT = 2.0
 _OPEN_QUESTION_WEIGHT = 1.0
+# A user's question may be left open; most are small talk, so it weighs little. An assistant's
+# questions are clarifications ("Which version are you on?") and weigh nothing.
+_QUESTION_WEIGHT = 0.5
+_QUESTION_ROLES = {"user"}
 
 _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*| … ")
 _MEMO_LINE_RE = re.compile(r"^- (?P<role>[\w-]+): (?P<body>.*)$")
@@ -44,9 +48,9 @@ _PREVIOUS_MEMO_ROLE = "memo"
 # crowd out a whole budget or be lost whole for want of a few tokens.
 _MAX_UNIT_TOKENS = 60
 _WINDOW_WORDS = 30
-# Estimated overhead of a unit inside a line (" " or " … ") and of a new line ("\n- role:").
-_UNIT_OVERHEAD_TOKENS = 2
-_LINE_OVERHEAD_TOKENS = 1
+# Estimated cost of joining a unit to its line (" … "), and of starting a line ("\n").
+_JOIN_TOKENS = 2
+_NEWLINE_TOKENS = 1
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class _Unit:
     """A sentence (or window of one) that can go into the memo.
 
     `line` orders and groups units: previous-memo lines (0, n) come before messages (1, n).
+    `line_tokens` is what starting its line costs ("\n- role:").
     """
 
     line: tuple[int, int]
@@ -63,6 +68,7 @@ class _Unit:
     facts: frozenset[Fact]
     cue_weight: float
     tokens: int
+    line_tokens: int
 
 
 class EmbeddedBackend:
@@ -105,10 +111,9 @@ def _previous_memo_units(memo: str) -> Iterator[_Unit]:
 
 def _units(*, line: tuple[int, int], role: str, text: str) -> Iterator[_Unit]:
     pieces = (piece for sentence in _sentences(text) for piece in _windows(sentence))
+    line_tokens = count_tokens(f"- {role}:") + _NEWLINE_TOKENS
     for index, piece in enumerate(pieces):
-        cue_weight = (_DECISION_WEIGHT if _DECISION_RE.search(piece) else 0.0) + (
-            _OPEN_QUESTION_WEIGHT if _OPEN_QUESTION_RE.search(piece) else 0.0
-        )
+        cue_weight = _cue_weight(piece, role=role)
         yield _Unit(
             line=line,
             index=index,
@@ -117,7 +122,17 @@ def _units(*, line: tuple[int, int], role: str, text: str) -> Iterator[_Unit]:
             facts=frozenset(extract_facts(piece)),
             cue_weight=cue_weight,
             tokens=count_tokens(piece),
+            line_tokens=line_tokens,
         )
+
+
+def _cue_weight(sentence: str, *, role: str) -> float:
+    weight = _DECISION_WEIGHT if _DECISION_RE.search(sentence) else 0.0
+    if _OPEN_QUESTION_RE.search(sentence):
+        weight += _OPEN_QUESTION_WEIGHT
+    elif sentence.endswith("?") and role in _QUESTION_ROLES:
+        weight += _QUESTION_WEIGHT
+    return weight
 
 
 def _sentences(text: str) -> list[str]:
@@ -142,36 +157,40 @@ def _select(units: list[_Unit], max_tokens: int) -> list[_Unit]:
     """
     chosen: list[_Unit] = []
     covered: set[Fact] = set()
-    picked_texts: set[str] = set()
     open_lines: set[tuple[int, int]] = set()
     remaining = max_tokens
-    candidates = list(units)
+    candidates = [unit for unit in units if _value(unit, covered) > 0]
     while candidates:
         best: tuple[float, _Unit, int] | None = None
         for unit in candidates:
             cost = _cost(unit, open_lines)
-            value = _value(unit, covered)
-            if value <= 0 or cost > remaining or unit.text.casefold() in picked_texts:
+            if cost > remaining:
                 continue
-            if best is None or value / cost > best[0]:
-                best = (value / cost, unit, cost)
+            ratio = _value(unit, covered) / cost
+            if best is None or ratio > best[0]:
+                best = (ratio, unit, cost)
         if best is None:
             break
-        _, unit, cost = best
-        chosen.append(unit)
-        candidates.remove(unit)
-        covered |= unit.facts
-        picked_texts.add(unit.text.casefold())
-        open_lines.add(unit.line)
+        _, picked, cost = best
+        chosen.append(picked)
+        covered |= picked.facts
+        open_lines.add(picked.line)
         remaining -= cost
+        # A unit's value only falls as facts get covered, so one worth nothing now never
+        # comes back; dropping those keeps each round short.
+        picked_text = picked.text.casefold()
+        candidates = [
+            unit
+            for unit in candidates
+            if unit.text.casefold() != picked_text and _value(unit, covered) > 0
+        ]
     return chosen
 
 
 def _cost(unit: _Unit, open_lines: set[tuple[int, int]]) -> int:
-    cost = unit.tokens + _UNIT_OVERHEAD_TOKENS
-    if unit.line not in open_lines:
-        cost += _LINE_OVERHEAD_TOKENS + count_tokens(f"- {unit.role}:")
-    return cost
+    if unit.line in open_lines:
+        return unit.tokens + _JOIN_TOKENS
+    return unit.tokens + unit.line_tokens
 
 
 def _value(unit: _Unit, covered: set[Fact]) -> float:

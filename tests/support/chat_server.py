@@ -39,6 +39,8 @@ MODES = ("ok", "error500", "timeout", "malformed", "no_choices", "empty", "fail_
 COMPLETIONS_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 CONTROL_PATH = "/_control"
+# How often serve_forever checks for shutdown; the default 0.5 s would slow every test teardown.
+POLL_INTERVAL = 0.02
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,10 @@ class ChatServer:
         self._stopping = threading.Event()
         self._requests: list[RecordedRequest] = []
         self._completions_seen = 0
+        self.mode = _checked_mode(mode)
+        self.fail_n = fail_n
+        self.delay = delay
         self.api_key = api_key
-        self.configure(mode=mode, fail_n=fail_n, delay=delay)
         self._httpd = ThreadingHTTPServer((HOST, port), _Handler)
         self._httpd.chat_server = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
@@ -91,11 +95,9 @@ class ChatServer:
         self, *, mode: str | None = None, fail_n: int | None = None, delay: float | None = None
     ) -> None:
         """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count."""
-        if mode is not None and mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
         with self._lock:
             if mode is not None:
-                self.mode = mode
+                self.mode = _checked_mode(mode)
             if fail_n is not None:
                 self.fail_n = fail_n
             if delay is not None:
@@ -104,7 +106,9 @@ class ChatServer:
                 self._completions_seen = 0
 
     def start(self) -> ChatServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": POLL_INTERVAL}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -113,6 +117,8 @@ class ChatServer:
         self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
 
     def __enter__(self) -> ChatServer:
         return self.start()
@@ -124,7 +130,7 @@ class ChatServer:
         """Serve in this thread until interrupted (SIGINT/SIGTERM), then close the socket."""
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
-            self._httpd.serve_forever()
+            self._httpd.serve_forever(poll_interval=POLL_INTERVAL)
         except KeyboardInterrupt:
             pass
         finally:
@@ -145,6 +151,12 @@ class ChatServer:
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless stopped meanwhile; True if the server is still running."""
         return not self._stopping.wait(seconds)
+
+
+def _checked_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+    return mode
 
 
 class _Handler(BaseHTTPRequestHandler):
