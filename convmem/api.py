@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -25,7 +24,8 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 def idempotency_parameter(*, required: bool) -> OpenApiParameter:
     return OpenApiParameter(
         IDEMPOTENCY_HEADER,
-        OpenApiTypes.STR,
+        # The same rule as threads.idempotency.KEY_PATTERN, spelled for JSON Schema.
+        {"type": "string", "pattern": "^[!-~]{1,255}$", "minLength": 1, "maxLength": 255},
         OpenApiParameter.HEADER,
         required=required,
         description="1-255 printable ASCII characters, unique per logical request and tenant. "
@@ -76,9 +76,14 @@ def encode_cursor(value: str) -> str:
 def decode_cursor(cursor: str) -> str:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        return base64.urlsafe_b64decode(padded.encode()).decode()
+        # validate=True: urlsafe_b64decode would silently drop foreign characters, turning a
+        # garbled cursor into "" (which reads as "no cursor") instead of an error.
+        value = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValidationError({"cursor": "Invalid cursor."}) from None
+    if not value:
+        raise ValidationError({"cursor": "Invalid cursor."})
+    return value
 
 
 def page_url(request: Request, **params: Any) -> str:

@@ -1,8 +1,10 @@
 """Bearer API-key authentication: every API request acts for exactly one tenant."""
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redis.exceptions import RedisError
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.permissions import BasePermission
@@ -13,6 +15,8 @@ from convmem.models import SCOPE_EXPORT, ApiKey, Tenant
 
 if TYPE_CHECKING:
     from rest_framework.views import APIView
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class ApiKeyAuthentication(BaseAuthentication):
             )
         try:
             key = parts[1].decode("ascii")
+            if not key.isprintable():
+                # A control character (NUL above all) would fail in PostgreSQL, not match.
+                raise ApiKey.DoesNotExist
             api_key = ApiKey.objects.get_from_key(key)
         except (UnicodeDecodeError, ApiKey.DoesNotExist):
             raise exceptions.AuthenticationFailed(
@@ -72,6 +79,16 @@ class HasExportScope(BasePermission):
 
 class ApiKeyRateThrottle(SimpleRateThrottle):
     scope = "api_key"
+
+    def allow_request(self, request: Request, view: "APIView") -> bool:
+        # Fail open: the rate limiter's cache is Redis, which is also the broker. A Redis
+        # outage must not take the API down with it (appends and context keep working and the
+        # memo work waits in the database), so an unreachable cache means "not throttled".
+        try:
+            return super().allow_request(request, view)
+        except RedisError:
+            logger.warning("rate-limit cache unavailable; request not throttled", exc_info=True)
+            return True
 
     def get_cache_key(self, request: Request, view: "APIView") -> str | None:
         if not isinstance(request.user, TenantPrincipal):

@@ -90,7 +90,13 @@ REDIS_URL = env.str("REDIS_URL", default="")
 
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Only the rate limiter uses the cache, and it fails open (convmem.auth): a Redis
+            # that is down or hung costs a request at most this long, never the request.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -130,7 +136,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["convmem.auth.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": env.str("API_RATE", default="6000/min")},
     "EXCEPTION_HANDLER": "convmem.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular plus the Bearer scheme and the documented error responses.
+    "DEFAULT_SCHEMA_CLASS": "convmem.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": None,
     "UNAUTHENTICATED_USER": None,
 }
@@ -144,6 +151,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # Two choice sets share the field name "role"; name them (an unnamed collision is a
+    # warning that `check --deploy` reports).
+    "ENUM_NAME_OVERRIDES": {
+        "MessageRoleEnum": "threads.models.Role",
+        "ApiRoleEnum": "threads.models.API_ROLES",
+    },
 }
 
 # --- convmem --------------------------------------------------------------------------------------
@@ -164,6 +177,40 @@ CONVMEM_OPENAI_MODEL = env.str("CONVMEM_OPENAI_MODEL", default="llama3.1")
 CONVMEM_OPENAI_API_KEY = env.str("CONVMEM_OPENAI_API_KEY", default="not-needed")
 CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
 
+# --- Context assembly and memos (compaction/) ---------------------------------------------------
+# Built-in budget and curation policy for threads without a model profile (see ModelProfile).
+CONVMEM_DEFAULT_WINDOW_TOKENS = env.int("CONVMEM_DEFAULT_WINDOW_TOKENS", default=8192)
+CONVMEM_DEFAULT_RESERVE_TOKENS = env.int("CONVMEM_DEFAULT_RESERVE_TOKENS", default=1024)
+CONVMEM_DEFAULT_MIN_RECENT_TURNS = env.int("CONVMEM_DEFAULT_MIN_RECENT_TURNS", default=4)
+CONVMEM_DEFAULT_MEMO_MAX_TOKENS = env.int("CONVMEM_DEFAULT_MEMO_MAX_TOKENS", default=512)
+CONVMEM_DEFAULT_HIGH_WATER = env.float("CONVMEM_DEFAULT_HIGH_WATER", default=0.75)
+CONVMEM_DEFAULT_MAX_CHAIN_DEPTH = env.int("CONVMEM_DEFAULT_MAX_CHAIN_DEPTH", default=3)
+# A request's window_tokens above this is refused (no model has a larger window).
+CONVMEM_MAX_WINDOW_TOKENS = env.int("CONVMEM_MAX_WINDOW_TOKENS", default=2_000_000)
+# The context read walks the path leaf-up past the window only to reach the newest ready memo,
+# and never further than this many windows or rows.
+CONVMEM_CONTEXT_LOOKAHEAD_WINDOWS = env.int("CONVMEM_CONTEXT_LOOKAHEAD_WINDOWS", default=4)
+CONVMEM_CONTEXT_MAX_ROWS = env.int("CONVMEM_CONTEXT_MAX_ROWS", default=10_000)
+# Memo writer task: retries of a retryable backend failure, with exponential backoff (seconds).
+CONVMEM_MEMO_MAX_RETRIES = env.int("CONVMEM_MEMO_MAX_RETRIES", default=6)
+CONVMEM_MEMO_RETRY_BACKOFF = env.float("CONVMEM_MEMO_RETRY_BACKOFF", default=5.0)
+CONVMEM_MEMO_RETRY_BACKOFF_MAX = env.float("CONVMEM_MEMO_RETRY_BACKOFF_MAX", default=300.0)
+# Time limits of one memo write, below the broker's visibility timeout (600 s) so a stuck task
+# is killed before the broker hands it to another worker.
+CONVMEM_MEMO_SOFT_TIME_LIMIT = env.int("CONVMEM_MEMO_SOFT_TIME_LIMIT", default=90)
+CONVMEM_MEMO_TIME_LIMIT = env.int("CONVMEM_MEMO_TIME_LIMIT", default=120)
+# A pending memo not picked up this long after it was enqueued is enqueued again (lost message,
+# broker down at request time).
+CONVMEM_MEMO_REDISPATCH_SECONDS = env.int("CONVMEM_MEMO_REDISPATCH_SECONDS", default=120)
+
+# --- Audit and compliance (audit/) ----------------------------------------------------------------
+# Rendered model inputs (assembly snapshots) are kept this long; the hash and the ids stay.
+CONVMEM_SNAPSHOT_DAYS = env.int("CONVMEM_SNAPSHOT_DAYS", default=7)
+# A deletion request is due this many days after it was received.
+CONVMEM_DELETION_DUE_DAYS = env.int("CONVMEM_DELETION_DUE_DAYS", default=30)
+# Rows per query when streaming an export (memory is bounded by this, not by the history).
+CONVMEM_EXPORT_BATCH_SIZE = env.int("CONVMEM_EXPORT_BATCH_SIZE", default=1000)
+
 # --- Celery ---------------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
 if REDIS_URL:
@@ -173,9 +220,14 @@ if REDIS_URL:
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
         "socket_connect_timeout": 2,
         "socket_timeout": 5,
+        # Publishing (memo tasks, after commit on the request path) tries the broker once
+        # instead of kombu's default reconnect loop (~6 s per send while Redis is down): the
+        # pending Summary row is the outbox, and the dispatcher re-sends it when Redis is back.
+        # The worker's own consumer reconnects under broker_connection_retry, unaffected.
+        "max_retries": 0,
     }
 else:
-    for sub in ("out", "processed"):
+    for sub in ("out", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -183,6 +235,7 @@ else:
         "data_folder_out": str(BROKER_DIR / "out"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
+        "control_folder": str(BROKER_DIR / "control"),
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -196,6 +249,11 @@ CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Periodic jobs (run by `celery beat`, or `worker -B` in development). Each app adds its own.
 CELERY_BEAT_SCHEDULE = {
+    # compaction/: re-enqueue pending memos whose task was lost (the pending row is the outbox).
+    "dispatch-pending-memos": {"task": "compaction.dispatch_pending_memos", "schedule": 60.0},
+    # audit/: drop expired assembly snapshots hourly; apply retention policies every night.
+    "purge-assembly-snapshots": {"task": "audit.purge_assembly_snapshots", "schedule": 3600.0},
+    "apply-retention": {"task": "audit.apply_retention", "schedule": 86400.0},
     "purge-idempotency-records": {
         "task": "threads.purge_idempotency_records",
         "schedule": 3600.0,

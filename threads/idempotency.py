@@ -47,10 +47,12 @@ class Outcome:
 
 
 def validate_key(key: str | None, *, required: bool) -> str | None:
-    if key is None or key == "":
+    if not key:
         if required:
             raise IdempotencyKeyRequired()
-        return None
+        # Where the key is optional, an empty header is a malformed key, not an absent one.
+        if key is None:
+            return None
     if not KEY_PATTERN.match(key):
         raise IdempotencyKeyInvalid()
     return key

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Case, F, QuerySet, When
+from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404
 
 from convmem.models import Tenant
@@ -27,7 +28,7 @@ def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
 
 
 def thread_list(*, tenant: Tenant, user_ref: str | None = None) -> QuerySet[Thread]:
-    threads = Thread.objects.filter(tenant=tenant).select_related("active_leaf")
+    threads = Thread.objects.filter(tenant=tenant).select_related("active_leaf", "profile")
     if user_ref is not None:
         threads = threads.filter(user_ref=user_ref)
     return threads
@@ -169,3 +170,115 @@ def tree_page(*, thread: Thread, after_id: int | None, limit: int) -> list[TreeN
         )
         for m in page
     ]
+
+
+# --- Branch reads for the staff admin ------------------------------------------------------------
+# The admin shows one path at a time (read leaf-up with ``path_page``) plus the sibling groups
+# along it; a side branch is read on demand by walking *down* from its first node, following the
+# newest child at each fork. Both stay bounded by what the page shows, never by the thread.
+
+PREVIEW_CHARS = 160
+
+
+@dataclass(frozen=True)
+class SiblingNode:
+    """One child of a parent, with a short preview of its content (never the whole content)."""
+
+    id: int
+    public_id: str
+    parent_id: int
+    role: str
+    edits_id: int | None
+    token_count: int
+    erased: bool
+    preview: str
+
+
+def sibling_groups(*, thread: Thread, parent_ids: set[int]) -> dict[int, list[SiblingNode]]:
+    """The children of each of ``parent_ids`` (oldest first), in one query.
+
+    Sibling groups are small (a fork holds the edits and regenerations of one turn), so this is
+    bounded by the number of parents asked about, not by the size of the thread.
+    """
+    rows = (
+        Message.objects.filter(thread=thread, parent_id__in=parent_ids)
+        .annotate(preview=Substr("content", 1, PREVIEW_CHARS))
+        .order_by("id")
+        .values_list(
+            "id",
+            "public_id",
+            "parent_id",
+            "role",
+            "edits_id",
+            "token_count",
+            "erased_at",
+            "preview",
+        )
+    )
+    groups: dict[int, list[SiblingNode]] = {parent_id: [] for parent_id in parent_ids}
+    for id_, public_id, parent_id, role, edits_id, tokens, erased_at, preview in rows:
+        groups[parent_id].append(
+            SiblingNode(
+                id=id_,
+                public_id=public_id,
+                parent_id=parent_id,
+                role=role,
+                edits_id=edits_id,
+                token_count=tokens,
+                erased=erased_at is not None,
+                preview=preview,
+            )
+        )
+    return groups
+
+
+# Each step picks the newest child through the index on ``parent_id``. (Written as MAX(id),
+# PostgreSQL would walk the primary key backwards looking for a child, which costs the size of
+# the table per step instead of the size of the sibling group.)
+_DESCENT_SQL = f"""
+WITH RECURSIVE walk(id, n) AS (
+    SELECT id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    UNION ALL
+    SELECT (
+        SELECT c.id FROM {MESSAGE_TABLE} c WHERE c.parent_id = walk.id
+        ORDER BY c.created_at DESC, c.id DESC LIMIT 1
+    ), walk.n + 1
+    FROM walk
+    WHERE walk.id IS NOT NULL AND walk.n < %s
+)
+SELECT id, n FROM walk WHERE id IS NOT NULL
+"""
+
+
+def branch_descent(*, thread: Thread, start: Message, limit: int) -> list[int]:
+    """Ids of the branch from ``start`` down, following the newest child, at most ``limit``.
+
+    One query; each step is an index lookup on ``parent_id``. Returns ``[start.id, …]`` in
+    root → leaf order; the last id is the branch's tip when fewer than ``limit`` came back.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_DESCENT_SQL + " ORDER BY n", [start.pk, thread.pk, limit])
+        return [row[0] for row in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class BranchEnds:
+    """Where a branch through ``start`` ends (``tip``) and the node ``window`` steps below
+    ``start`` (or the tip when the branch is shorter): the end of a page showing the fork."""
+
+    tip_id: int
+    window_end_id: int
+
+
+def branch_ends(*, thread: Thread, start: Message, window: int, max_depth: int) -> BranchEnds:
+    """The tip of the newest-child branch through ``start`` and the end of its first window.
+
+    One query that returns two rows; the walk stops after ``max_depth`` steps.
+    """
+    sql = _DESCENT_SQL + (
+        " AND (n = %s OR n = (SELECT MAX(n) FROM walk WHERE id IS NOT NULL)) ORDER BY n"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [start.pk, thread.pk, max_depth, max(window, 1)])
+        rows = cursor.fetchall()
+    return BranchEnds(tip_id=rows[-1][0], window_end_id=rows[0][0])

@@ -49,7 +49,8 @@ def _validate_metadata(value: Any) -> dict[str, Any]:
 class ThreadCreateSerializer(serializers.Serializer):
     user_ref = serializers.CharField(max_length=255)
     title = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
-    metadata = serializers.JSONField(required=False, default=dict, validators=[_validate_metadata])
+    # DictField: documented (and validated) as a JSON object, not "any JSON value".
+    metadata = serializers.DictField(required=False, default=dict, validators=[_validate_metadata])
     profile = serializers.CharField(
         max_length=100, required=False, help_text="Name of one of the tenant's model profiles."
     )
@@ -64,7 +65,7 @@ class ThreadUpdateSerializer(serializers.Serializer):
         "null means 'start over from the beginning'.",
     )
     title = serializers.CharField(max_length=255, required=False, allow_blank=True)
-    metadata = serializers.JSONField(required=False, validators=[_validate_metadata])
+    metadata = serializers.DictField(required=False, validators=[_validate_metadata])
 
 
 class MessageSerializer(serializers.ModelSerializer):
@@ -131,7 +132,7 @@ class MessageEditSerializer(serializers.Serializer):
 
 def page_size(raw: str | None) -> int:
     """The ``limit`` query parameter, defaulted and clamped to the configured maximum."""
-    if raw is None or raw == "":
+    if raw is None:
         return settings.CONVMEM_PAGE_SIZE
     try:
         value = int(raw)

@@ -65,11 +65,13 @@ def thread_create(
 
 
 def _lock_thread(thread: Thread) -> Thread:
-    return (
-        Thread.objects.select_for_update(no_key=True)
-        .select_related("active_leaf")
-        .get(pk=thread.pk)
-    )
+    """Lock the thread row alone; ``active_leaf`` is then read by a statement of its own.
+
+    No join in the locking statement: under READ COMMITTED, a lock that waited for a concurrent
+    leaf move re-reads only the locked row, and a joined leaf would still come from the old
+    snapshot, so the leaf that transaction just committed would be missing (NULL).
+    """
+    return Thread.objects.select_for_update(no_key=True).get(pk=thread.pk)
 
 
 def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:

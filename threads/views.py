@@ -1,10 +1,13 @@
 """Threads and messages API. Thin: parse, call a selector or service, serialize."""
 
+from typing import Any
+
+from django.conf import settings
 from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -34,7 +37,11 @@ from threads.serializers import (
     page_size,
 )
 
-LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (default 50).")
+LIMIT = OpenApiParameter(
+    "limit",
+    {"type": "integer", "minimum": 1},
+    description="Page size (default 50; larger values are capped).",
+)
 CURSOR = OpenApiParameter("cursor", OpenApiTypes.STR, description="Opaque cursor from `next`.")
 
 
@@ -47,8 +54,21 @@ def _page(name: str, item: type[serializers.Serializer]) -> serializers.Serializ
 
 class ThreadPagination(CursorPagination):
     ordering = ("-created_at", "-id")
+    # DRF's default PAGE_SIZE is None, which would turn pagination off.
+    page_size = settings.CONVMEM_PAGE_SIZE
     page_size_query_param = "limit"
-    max_page_size = 500
+    max_page_size = settings.CONVMEM_MAX_PAGE_SIZE
+
+    def get_page_size(self, request: Request) -> int:
+        # DRF silently falls back to the default on a bad `limit`; answer 400 like the other lists.
+        return page_size(request.query_params.get(self.page_size_query_param))
+
+    def decode_cursor(self, request: Request) -> Any:
+        # DRF answers a garbled cursor with 404, which on a list reads as "no such endpoint".
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise ValidationError({"cursor": "Invalid cursor."}) from None
 
 
 class ThreadListCreateView(APIView):

@@ -1,0 +1,197 @@
+"""Shared set-up for the benchmarks: a dedicated database, Django, and a bulk-built data set.
+
+The benchmarks never touch the development or test databases. With ``DATABASE_URL`` pointing
+at PostgreSQL they create (and afterwards drop) the database ``convmem_bench`` on the same
+server (``CONVMEM_BENCH_DB`` overrides the name); otherwise they use a SQLite file in a
+temporary directory. Either way the database is configured before ``django.setup()``.
+"""
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+OTHER_THREADS = 200
+OTHER_MESSAGES = 500
+SMALL = 100
+BIG = 100_000
+MAX_RATIO = 1.5
+
+
+@contextmanager
+def bench_database() -> Iterator[str]:
+    """Configure Django for a fresh benchmark database, migrate it, and drop it afterwards.
+
+    Yields a label for the report ("postgresql" or "sqlite").
+    """
+    url = os.environ.get("DATABASE_URL", "")
+    os.environ.pop("REDIS_URL", None)  # locmem cache and a filesystem broker: nothing shared
+    os.environ.update(
+        DEBUG="0",  # no query log; DEBUG=0 then needs the two settings below for APIClient
+        SECURE_SSL_REDIRECT="0",
+        ALLOWED_HOSTS="testserver",
+        API_RATE="100000000/min",
+        LOG_LEVEL="WARNING",
+    )
+    with tempfile.TemporaryDirectory(prefix="convmem-bench-") as var_dir:
+        os.environ["CONVMEM_VAR_DIR"] = var_dir
+        if url.startswith(("postgres://", "postgresql://")):
+            name = os.environ.get("CONVMEM_BENCH_DB", "convmem_bench")
+            parts = urlsplit(url)
+            admin_url = urlunsplit(parts._replace(path="/postgres"))
+            _pg_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}"')
+            os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{name}"))
+            try:
+                _setup_django()
+                yield "postgresql"
+            finally:
+                from django.db import connections
+
+                connections.close_all()
+                _pg_admin(admin_url, f'DROP DATABASE IF EXISTS "{name}"')
+        else:
+            os.environ["DATABASE_URL"] = f"sqlite:///{var_dir}/bench.sqlite3"
+            _setup_django()
+            yield "sqlite"
+
+
+def _pg_admin(url: str, *statements: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def _setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "convmem.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+@dataclass(frozen=True)
+class DataSet:
+    tenant: object
+    small: object  # a Thread whose active path holds SMALL messages
+    big: object  # a Thread whose active path holds BIG messages
+
+
+def build_data_set(progress: Callable[[str], None] = print) -> DataSet:
+    """OTHER_THREADS threads of OTHER_MESSAGES messages, then one thread of BIG and one of SMALL.
+
+    Threads and their hidden roots come from the services; the message chains are bulk-inserted
+    with explicit ids (so each row can name its parent) and the id sequence is moved past them.
+    """
+    from audit.events import Actor
+    from convmem.tenancy import tenant_create
+
+    started = time.perf_counter()
+    tenant, _, _ = tenant_create(name="bench")
+    actor = Actor.system("bench")
+    _bulk_threads(tenant, actor, count=OTHER_THREADS, messages=OTHER_MESSAGES)
+    (big,) = _bulk_threads(tenant, actor, count=1, messages=BIG)
+    (small,) = _bulk_threads(tenant, actor, count=1, messages=SMALL)
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("VACUUM ANALYZE")
+        else:
+            cursor.execute("ANALYZE")
+    total = OTHER_THREADS * OTHER_MESSAGES + BIG + SMALL
+    progress(f"built {total:,} messages in {time.perf_counter() - started:.1f}s")
+    return DataSet(tenant=tenant, small=small, big=big)
+
+
+def _bulk_threads(tenant: object, actor: object, *, count: int, messages: int) -> list:
+    from django.core.management.color import no_style
+    from django.db import connection, transaction
+    from django.db.models import Max
+
+    from threads import services
+    from threads.models import Message, Thread
+
+    threads = [
+        services.thread_create(tenant=tenant, actor=actor, user_ref=f"user-{i % 50}")
+        for i in range(count)
+    ]
+    first = Message.objects.aggregate(top=Max("id"))["top"] + 1
+    rows = []
+    for t, thread in enumerate(threads):
+        start = first + t * messages
+        rows.extend(
+            Message(
+                id=start + i,
+                public_id=f"msg_bench{start + i}",
+                thread=thread,
+                parent_id=thread.root_id if i == 0 else start + i - 1,
+                role="user" if i % 2 == 0 else "assistant",
+                content=f"message {i} of a benchmark thread",
+                token_count=8,
+                depth=i + 1,
+            )
+            for i in range(messages)
+        )
+    with transaction.atomic():
+        Message.objects.bulk_create(rows, batch_size=5_000)
+        with connection.cursor() as cursor:
+            for sql in connection.ops.sequence_reset_sql(no_style(), [Message]):
+                cursor.execute(sql)
+        for t, thread in enumerate(threads):
+            thread.active_leaf_id = first + (t + 1) * messages - 1
+            Thread.objects.filter(pk=thread.pk).update(active_leaf_id=thread.active_leaf_id)
+    for thread in threads:
+        thread.refresh_from_db()
+    return threads
+
+
+def interleaved(
+    small: Callable[[], None],
+    big: Callable[[], None],
+    *,
+    repetitions: int,
+    warmup: int,
+    untimed: Callable[[], None] = lambda: None,
+) -> tuple[list[float], list[float]]:
+    """Time ``small`` and ``big`` alternately (swapping which goes first each round), so drift
+    in the machine's speed affects both alike; ``untimed`` runs after each call, off the clock.
+    Returns the two lists of seconds."""
+    for _ in range(warmup):
+        for run in (small, big):
+            run()
+            untimed()
+    timings: dict[str, list[float]] = {"small": [], "big": []}
+    for round_ in range(repetitions):
+        order = (("small", small), ("big", big))
+        for name, run in order if round_ % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            run()
+            timings[name].append(time.perf_counter() - started)
+            untimed()
+    return timings["small"], timings["big"]
+
+
+def report(title: str, backend: str, small: list[float], big: list[float]) -> bool:
+    """Print medians and the BIG/SMALL ratio; True when the ratio is within MAX_RATIO."""
+    small_median = statistics.median(small)
+    big_median = statistics.median(big)
+    ratio = big_median / small_median
+    ok = ratio <= MAX_RATIO
+    print(
+        f"{title} on {backend}: median {small_median * 1e3:.3f} ms at {SMALL:,} messages, "
+        f"{big_median * 1e3:.3f} ms at {BIG:,} messages ({len(small)} runs each)\n"
+        f"  ratio {BIG:,}/{SMALL:,} = {ratio:.2f} (limit {MAX_RATIO}) -> {'OK' if ok else 'FAIL'}"
+    )
+    return ok

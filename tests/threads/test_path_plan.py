@@ -1,0 +1,120 @@
+"""The leaf-up path reads use the primary-key index and stop after the rows they need.
+
+Checked with EXPLAIN on PostgreSQL against a table big enough for the planner to care: many
+other threads plus one deep thread. The chains are bulk-inserted (appending 12,000 messages
+one by one would make a slow test); threads and roots come from the services, and the tree
+shape is the one the services build (hidden root, depth).
+"""
+
+import json
+from typing import Any
+
+import pytest
+from django.core.management.color import no_style
+from django.db import connection
+from django.db.models import Max
+
+from tests.conftest import SYSTEM
+from threads import selectors, services
+from threads.models import Message, Thread
+
+pytestmark = pytest.mark.postgres
+
+LIMIT = 50
+
+
+def bulk_threads(tenant, *, count: int, messages: int) -> list[Thread]:
+    """``count`` threads, each a chain of ``messages`` nodes under its root, the last node its
+    active leaf. Threads and roots come from the services, the chains from one bulk insert."""
+    threads = [
+        services.thread_create(tenant=tenant, actor=SYSTEM, user_ref="bulk") for _ in range(count)
+    ]
+    first = Message.objects.aggregate(top=Max("id"))["top"] + 1
+    rows = []
+    for t, thread in enumerate(threads):
+        start = first + t * messages
+        rows += [
+            Message(
+                id=start + i,
+                public_id=f"msg_bulk{start + i}",
+                thread=thread,
+                parent_id=thread.root_id if i == 0 else start + i - 1,
+                role="user" if i % 2 == 0 else "assistant",
+                content=f"message {i}",
+                token_count=3,
+                depth=i + 1,
+            )
+            for i in range(messages)
+        ]
+    Message.objects.bulk_create(rows, batch_size=5_000)
+    with connection.cursor() as cursor:
+        # Explicit ids bypassed the sequence; move it past them for later inserts.
+        for sql in connection.ops.sequence_reset_sql(no_style(), [Message]):
+            cursor.execute(sql)
+    for t, thread in enumerate(threads):
+        thread.active_leaf_id = first + (t + 1) * messages - 1
+        thread.save(update_fields=["active_leaf"])
+    return threads
+
+
+@pytest.fixture
+def deep_thread(acme) -> Thread:
+    bulk_threads(acme.tenant, count=50, messages=200)
+    (thread,) = bulk_threads(acme.tenant, count=1, messages=2_000)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Message._meta.db_table}")
+    thread.refresh_from_db()
+    return thread
+
+
+def explain(sql: str, params: list[Any]) -> dict[str, Any]:
+    """The executed plan (EXPLAIN ANALYZE) of ``sql`` as a tree of dicts."""
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        raw = cursor.fetchone()[0]
+    return (json.loads(raw) if isinstance(raw, str) else raw)[0]["Plan"]
+
+
+def nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [plan]
+    for child in plan.get("Plans", []):
+        found += nodes(child)
+    return found
+
+
+def message_scans(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [n for n in nodes(plan) if n.get("Relation Name") == Message._meta.db_table]
+
+
+def assert_leaf_up_and_bounded(plan: dict[str, Any], *, rows: int) -> None:
+    """Every read of the message table is an index lookup (no Seq Scan), each step up the
+    path is a primary-key lookup, and the walk produced exactly ``rows`` rows."""
+    assert {n["Node Type"] for n in message_scans(plan)} <= {"Index Scan", "Index Only Scan"}
+    walk = next(n for n in nodes(plan) if n["Node Type"] == "Recursive Union")
+    anchor, step = walk["Plans"]
+    assert {n["Index Name"] for n in message_scans(anchor)} <= {
+        "threads_message_pkey",
+        "message_thread_id_idx",
+    }
+    assert {n["Index Name"] for n in message_scans(step)} == {"threads_message_pkey"}
+    assert walk["Actual Rows"] == rows
+    assert max(n["Actual Rows"] * n["Actual Loops"] for n in message_scans(plan)) <= rows
+
+
+def test_path_page_plan(deep_thread):
+    params = [deep_thread.active_leaf_id, deep_thread.pk, LIMIT + 1]
+
+    plan = explain(selectors._PATH_SQL, params)
+
+    assert_leaf_up_and_bounded(plan, rows=LIMIT + 1)
+    page = selectors.path_page(thread=deep_thread, leaf=deep_thread.active_leaf, limit=LIMIT)
+    assert [m.depth for m in page.messages] == list(range(2_000 - LIMIT + 1, 2_001))
+
+
+def test_budget_walk_plan(deep_thread):
+    # 10 messages of 3 tokens + 4 overhead reach a 70-token budget.
+    params = [4, deep_thread.active_leaf_id, deep_thread.pk, 4, 70, 10_000]
+
+    plan = explain(selectors._BUDGET_SQL, params)
+
+    assert_leaf_up_and_bounded(plan, rows=10)

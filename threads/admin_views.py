@@ -1,0 +1,310 @@
+"""Staff admin pages for threads: the conversation as branches, a side branch on demand, and the
+lineage of one message.
+
+The conversation page never reads the whole tree. It shows one stretch of one path, read
+leaf-up (``selectors.path_page``), plus the sibling groups of the nodes on it (one query for all
+of them): that is what the "2 / 3" switchers, the edit history and the collapsed side branches
+need. A side branch is read only when asked for, walking down from its first node. The number of
+queries is the same for a 20-message thread and a 10,000-message one.
+
+Every page that shows message content writes an audit event naming the staff member.
+"""
+
+from dataclasses import dataclass, field
+
+from django import forms
+from django.contrib.admin import ModelAdmin
+from django.core.exceptions import PermissionDenied
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from audit.events import Actor
+from audit.exports import FORMATS, Export, export_begin
+from audit.services import thread_view_record
+from compaction.models import Summary
+from convmem.models import Tenant
+from threads import selectors
+from threads.models import Message, Role, Thread
+
+PAGE_SIZE = 40
+# When switching to another branch at a fork, how many messages above the fork stay in view.
+FORK_CONTEXT = 4
+# A branch walk stops here; deeper than any real conversation, it only bounds a runaway walk.
+MAX_BRANCH_DEPTH = 100_000
+BRANCH_PREVIEW = 12
+LINEAGE_ANCESTORS = 5
+
+
+@dataclass
+class NodeView:
+    """One message on the shown path, with what the page needs to draw its fork."""
+
+    message: Message
+    position: int
+    siblings: list[selectors.SiblingNode]
+    previous: selectors.SiblingNode | None
+    next: selectors.SiblingNode | None
+    others: list[selectors.SiblingNode]
+    replaced: selectors.SiblingNode | None
+    edited_by: list[selectors.SiblingNode]
+    is_active_leaf: bool
+    memos: list[Summary] = field(default_factory=list)
+
+    @property
+    def is_fork(self) -> bool:
+        return len(self.siblings) > 1
+
+
+def thread_url(thread: Thread, **params: str) -> str:
+    url = reverse("admin:threads_thread_change", args=[thread.public_id])
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+def _visible_node(thread: Thread, public_id: str | None) -> Message | None:
+    if not public_id:
+        return None
+    node = Message.objects.filter(thread=thread, public_id=public_id).first()
+    if node is None or node.role == Role.ROOT:
+        raise Http404("No such message in this thread.")
+    return node
+
+
+def _node_views(
+    thread: Thread, page: list[Message], groups: dict[int, list[selectors.SiblingNode]]
+) -> list[NodeView]:
+    views = []
+    for message in page:
+        siblings = groups[message.parent_id]
+        index = next(i for i, s in enumerate(siblings) if s.id == message.id)
+        by_id = {s.id: s for s in siblings}
+        views.append(
+            NodeView(
+                message=message,
+                position=index + 1,
+                siblings=siblings,
+                previous=siblings[index - 1] if index > 0 else None,
+                next=siblings[index + 1] if index + 1 < len(siblings) else None,
+                others=[s for s in siblings if s.id != message.id],
+                # An edit is a sibling of the node it edits, so the group already holds it.
+                replaced=by_id.get(message.edits_id) if message.edits_id else None,
+                edited_by=[s for s in siblings if s.edits_id == message.id],
+                is_active_leaf=message.pk == thread.active_leaf_id,
+            )
+        )
+    return views
+
+
+def conversation_view(
+    model_admin: ModelAdmin, request: HttpRequest, thread: Thread
+) -> HttpResponse:
+    """The thread page: one stretch of one path with its forks.
+
+    Query string: ``leaf`` (the tip of the shown branch; default the active leaf), ``end`` (the
+    newest message in view, for paging back; default ``leaf``) and ``branch`` (a node to switch
+    to: redirects to the tip of its newest-child branch with the fork in view). Switching here
+    only changes what is shown; the thread's active leaf stays where the API put it.
+    """
+    branch = _visible_node(thread, request.GET.get("branch"))
+    if branch is not None:
+        ends = selectors.branch_ends(
+            thread=thread,
+            start=branch,
+            window=PAGE_SIZE - FORK_CONTEXT,
+            max_depth=MAX_BRANCH_DEPTH,
+        )
+        public = dict(
+            Message.objects.filter(pk__in={ends.tip_id, ends.window_end_id}).values_list(
+                "pk", "public_id"
+            )
+        )
+        params = {"leaf": public[ends.tip_id]}
+        if ends.window_end_id != ends.tip_id:
+            params["end"] = public[ends.window_end_id]
+        return HttpResponseRedirect(f"{thread_url(thread, **params)}#{branch.public_id}")
+
+    leaf = _visible_node(thread, request.GET.get("leaf")) or thread.active_leaf
+    end = _visible_node(thread, request.GET.get("end")) or leaf
+    if end.role == Role.ROOT:
+        page = selectors.PathPage(messages=[], older_start=None)
+    else:
+        page = selectors.path_page(thread=thread, leaf=end, limit=PAGE_SIZE)
+    groups = selectors.sibling_groups(
+        thread=thread, parent_ids={m.parent_id for m in page.messages} | {end.pk}
+    )
+    nodes = _node_views(thread, page.messages, groups)
+    by_last: dict[int, list[Summary]] = {}
+    summaries = (
+        Summary.objects.filter(thread=thread, last_id__in=[m.pk for m in page.messages])
+        .select_related("first")
+        .only("public_id", "status", "chain_depth", "token_count", "last_id", "first__public_id")
+        .order_by("id")
+    )
+    for summary in summaries:
+        by_last.setdefault(summary.last_id, []).append(summary)
+    for node in nodes:
+        node.memos = by_last.get(node.message.pk, [])
+
+    thread_view_record(user=request.user, thread=thread, what="thread")
+    older = None
+    if page.older_start is not None:
+        older = thread_url(thread, leaf=leaf.public_id, end=page.older_start.public_id)
+    on_active = leaf.pk == thread.active_leaf_id
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": f"Thread {thread.public_id}",
+        "subtitle": thread.title,
+        "thread": thread,
+        "nodes": nodes,
+        "leaf": leaf,
+        "end": end,
+        "continuations": groups[end.pk],
+        "older_url": older,
+        "newest_url": thread_url(thread, leaf=leaf.public_id) if end.pk != leaf.pk else None,
+        "active_url": None if on_active else thread_url(thread),
+        "can_export": model_admin.has_export_permission(request),
+        "has_view_permission": True,
+    }
+    return TemplateResponse(request, "admin/threads/thread/conversation.html", context)
+
+
+def branch_fragment_view(
+    model_admin: ModelAdmin, request: HttpRequest, thread: Thread, message_id: str
+) -> HttpResponse:
+    """A side branch, from ``message_id`` down the newest children, as an HTML fragment that
+    the conversation page loads when a collapsed branch is opened (or as a page without JS)."""
+    start = _visible_node(thread, message_id)
+    ids = selectors.branch_descent(thread=thread, start=start, limit=BRANCH_PREVIEW + 1)
+    shown = ids[:BRANCH_PREVIEW]
+    messages = Message.objects.in_bulk(shown)
+    thread_view_record(user=request.user, thread=thread, what=f"branch {start.public_id}")
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": f"Branch from {start.public_id}",
+        "thread": thread,
+        "start": start,
+        "messages": [messages[i] for i in shown],
+        "more": len(ids) > BRANCH_PREVIEW,
+        "open_url": thread_url(thread, branch=start.public_id),
+        "has_view_permission": True,
+    }
+    fragment = request.headers.get("X-Requested-With") == "fetch"
+    template = "branch_body.html" if fragment else "branch.html"
+    return TemplateResponse(request, f"admin/threads/thread/{template}", context)
+
+
+def message_lineage_view(
+    model_admin: ModelAdmin, request: HttpRequest, message: Message
+) -> HttpResponse:
+    """One message with its lineage: a few ancestors, what it edits, what edits it, its
+    siblings and children, the assembly it answered and the memos that cover it."""
+    thread = message.thread
+    parent = Message.objects.get(pk=message.parent_id)
+    ancestors: list[Message] = []
+    if parent.role != Role.ROOT:
+        ancestors = selectors.path_page(
+            thread=thread, leaf=parent, limit=LINEAGE_ANCESTORS
+        ).messages
+    groups = selectors.sibling_groups(thread=thread, parent_ids={message.parent_id, message.pk})
+    siblings = groups[message.parent_id]
+    edits = None
+    if message.edits_id:
+        edits = Message.objects.only("public_id", "content", "role", "erased_at").get(
+            pk=message.edits_id
+        )
+    summaries = [
+        summary
+        for summary in Summary.objects.filter(
+            thread=thread, first__depth__lte=message.depth, last__depth__gte=message.depth
+        ).order_by("id")
+        if message.public_id in summary.covered_ids
+    ]
+    thread_view_record(user=request.user, thread=thread, what=f"message {message.public_id}")
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": f"Message {message.public_id}",
+        "message": message,
+        "thread": thread,
+        "ancestors": ancestors,
+        "more_ancestors": len(ancestors) == LINEAGE_ANCESTORS and ancestors[0].depth > 1,
+        "edits": edits,
+        "edited_by": [s for s in siblings if s.edits_id == message.pk],
+        "siblings": siblings,
+        "position": next(i for i, s in enumerate(siblings) if s.id == message.pk) + 1,
+        "children": groups[message.pk],
+        "summaries": summaries,
+        "thread_url": thread_url(thread, leaf=message.public_id),
+        "has_view_permission": True,
+    }
+    return TemplateResponse(request, "admin/threads/message/lineage.html", context)
+
+
+def require_view(model_admin: ModelAdmin, request: HttpRequest) -> None:
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+
+
+def _streamed(export: Export) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
+
+
+def thread_export_view(
+    model_admin: ModelAdmin, request: HttpRequest, thread: Thread
+) -> HttpResponse:
+    """The thread's full history, streamed by the same export as the API (``audit.exports``)."""
+    if not model_admin.has_export_permission(request):
+        raise PermissionDenied
+    fmt = request.GET.get("format", "json")
+    if fmt not in FORMATS:
+        return HttpResponseBadRequest(f"format must be one of {', '.join(FORMATS)}.")
+    export = export_begin(
+        tenant=thread.tenant,
+        actor=Actor.staff(request.user),
+        thread=thread,
+        fmt=fmt,
+        user=request.user,
+    )
+    return _streamed(export)
+
+
+class UserExportForm(forms.Form):
+    tenant = forms.ModelChoiceField(queryset=Tenant.objects.order_by("name"))
+    user_ref = forms.CharField(max_length=255)
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="json")
+
+
+def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
+    """Every thread of one end user (``user_ref`` of a tenant), streamed; a form until asked."""
+    if not model_admin.has_export_permission(request):
+        raise PermissionDenied
+    form = UserExportForm(request.GET or None)
+    if form.is_valid():
+        export = export_begin(
+            tenant=form.cleaned_data["tenant"],
+            actor=Actor.staff(request.user),
+            user_ref=form.cleaned_data["user_ref"],
+            fmt=form.cleaned_data["format"],
+            user=request.user,
+        )
+        return _streamed(export)
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": "Export the history of an end user",
+        "form": form,
+        "has_view_permission": True,
+    }
+    return TemplateResponse(request, "admin/threads/thread/export_user.html", context)
