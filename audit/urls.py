@@ -1,1 +1,23 @@
-urlpatterns: list = []
+from django.urls import path
+
+from audit import views
+
+urlpatterns = [
+    path(
+        "assemblies/<str:assembly_id>/replay",
+        views.AssemblyReplayView.as_view(),
+        name="assembly-replay",
+    ),
+    path("threads/<str:thread_id>/export", views.ThreadExportView.as_view(), name="thread-export"),
+    path("exports", views.UserExportView.as_view(), name="user-export"),
+    path(
+        "deletion-requests",
+        views.DeletionRequestCreateView.as_view(),
+        name="deletion-request-create",
+    ),
+    path(
+        "deletion-requests/<str:request_id>",
+        views.DeletionRequestDetailView.as_view(),
+        name="deletion-request-detail",
+    ),
+]

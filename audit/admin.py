@@ -1,0 +1,193 @@
+"""Basic admin registration of the audit app. Every write goes through the audit services, so the
+admin checks the same permissions and writes the same audit events as every other caller.
+"""
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from audit import deletion, services
+from audit.admin_views import AssemblyAdminMixin, DeletionReviewAdminMixin
+from audit.events import Actor
+from audit.models import (
+    AssemblyRecord,
+    AuditEvent,
+    ContentBlob,
+    DeletionRequest,
+    LegalHold,
+    RetentionPolicy,
+)
+from audit.replay import assembly_replay
+
+
+class ViewOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ViewOnlyAdmin):
+    """The append-only log: view only, for everyone (the model refuses changes anyway)."""
+
+    list_display = ["created_at", "action", "actor_type", "actor_id", "thread_public_id", "tenant"]
+    list_filter = ["action", "actor_type", "tenant"]
+    search_fields = ["=thread_public_id", "=actor_id", "action"]
+    date_hierarchy = "created_at"
+    list_select_related = ["tenant"]
+    show_full_result_count = False
+
+
+@admin.register(AssemblyRecord)
+class AssemblyRecordAdmin(AssemblyAdminMixin, ViewOnlyAdmin):
+    list_display = ["public_id", "thread", "assembler_version", "created_at", "rendered_purged_at"]
+    search_fields = ["=public_id", "=thread__public_id"]
+    list_select_related = ["thread"]
+    show_full_result_count = False
+    exclude = ["rendered_text"]
+    readonly_fields = ["replay"]
+
+    @admin.display(description="Replay")
+    def replay(self, obj: AssemblyRecord) -> str:
+        result = assembly_replay(assembly=obj)
+        return "matches the recorded hash" if result.matches else f"differs: {result.reason}"
+
+
+@admin.register(ContentBlob)
+class ContentBlobAdmin(ViewOnlyAdmin):
+    list_display = ["sha256", "tenant", "created_at", "erased_at"]
+    search_fields = ["=sha256"]
+
+
+@admin.register(RetentionPolicy)
+class RetentionPolicyAdmin(admin.ModelAdmin):
+    list_display = ["tenant", "erase_content_after_days", "enabled", "updated_at"]
+    fields = ["tenant", "erase_content_after_days", "enabled"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def save_model(
+        self, request: HttpRequest, obj: RetentionPolicy, form: Any, change: bool
+    ) -> None:
+        saved = services.retention_policy_set(
+            tenant=obj.tenant,
+            actor=Actor.staff(request.user),
+            erase_content_after_days=obj.erase_content_after_days,
+            enabled=obj.enabled,
+        )
+        obj.pk = saved.pk
+
+
+@admin.register(LegalHold)
+class LegalHoldAdmin(admin.ModelAdmin):
+    """Holds are placed here and released with the action; a hold is never edited or deleted."""
+
+    list_display = ["pk", "tenant", "user_ref", "thread", "active", "placed_by", "placed_at"]
+    list_filter = ["active", "tenant"]
+    search_fields = ["=user_ref", "=thread__public_id"]
+    raw_id_fields = ["thread"]
+    fields = ["tenant", "user_ref", "thread", "reason"]
+    actions = ["release"]
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return obj is None and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: LegalHold, form: Any, change: bool) -> None:
+        placed = services.legal_hold_place(
+            tenant=obj.tenant,
+            actor=Actor.staff(request.user),
+            reason=obj.reason,
+            user_ref=obj.user_ref,
+            thread=obj.thread,
+        )
+        obj.pk = placed.pk
+
+    @admin.action(description="Release the selected holds", permissions=["change"])
+    def release(self, request: HttpRequest, queryset: QuerySet[LegalHold]) -> None:
+        for hold in queryset:
+            services.legal_hold_release(hold=hold, actor=Actor.staff(request.user))
+        self.message_user(request, f"Released {queryset.count()} hold(s).")
+
+
+@admin.register(DeletionRequest)
+class DeletionRequestAdmin(DeletionReviewAdminMixin, admin.ModelAdmin):
+    """Staff file requests here; approve and execute are actions gated by the permissions."""
+
+    list_display = ["public_id", "tenant", "user_ref", "thread", "status", "created_at", "due_at"]
+    list_filter = ["status", "tenant"]
+    search_fields = ["=public_id", "=user_ref", "=thread__public_id"]
+    list_select_related = ["tenant", "thread"]
+    raw_id_fields = ["thread"]
+    actions = ["approve", "execute"]
+
+    def get_fields(self, request: HttpRequest, obj: DeletionRequest | None = None) -> list[str]:
+        if obj is None:
+            return ["tenant", "user_ref", "thread", "reason"]
+        return [
+            "public_id",
+            "tenant",
+            "user_ref",
+            "thread",
+            "reason",
+            "status",
+            "filed_by",
+            "created_at",
+            "due_at",
+            "decided_by",
+            "decided_at",
+            "rejection_reason",
+            "execution_requested_by",
+            "execution_requested_at",
+            "executed_at",
+            "progress",
+            "proof",
+        ]
+
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: DeletionRequest | None = None
+    ) -> list[str]:
+        return self.get_fields(request, obj) if obj is not None else []
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def save_model(
+        self, request: HttpRequest, obj: DeletionRequest, form: Any, change: bool
+    ) -> None:
+        filed = deletion.deletion_request_file(
+            tenant=obj.tenant,
+            actor=Actor.staff(request.user),
+            user_ref=obj.user_ref,
+            thread=obj.thread,
+            reason=obj.reason,
+        )
+        obj.pk = filed.pk
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[DeletionRequest], step: Any) -> None:
+        for item in queryset:
+            try:
+                step(request=item, user=request.user)
+            except (deletion.DeletionError, PermissionDenied) as error:
+                self.message_user(request, f"{item.public_id}: {error}", messages.ERROR)
+            else:
+                self.message_user(request, f"{item.public_id}: done.")
+
+    @admin.action(description="Approve the selected requests")
+    def approve(self, request: HttpRequest, queryset: QuerySet[DeletionRequest]) -> None:
+        self._each(request, queryset, deletion.deletion_request_approve)
+
+    @admin.action(description="Execute the selected (approved) requests")
+    def execute(self, request: HttpRequest, queryset: QuerySet[DeletionRequest]) -> None:
+        self._each(request, queryset, deletion.deletion_request_execute)

@@ -1,0 +1,378 @@
+"""Deletion requests (right to erasure): intake, decision, execution, proof.
+
+Lifecycle::
+
+    received ──approve──▶ approved ──execute──▶ (Celery task) ──▶ executed
+        └─────reject────▶ rejected
+
+Approving/rejecting needs ``audit.approve_deletionrequest``; asking for execution needs
+``audit.execute_deletionrequest`` (the ``Compliance`` group has both). They are separate steps.
+An active legal hold on the subject refuses execution (the refusal is an audit event). The due
+date is ``CONVMEM_DELETION_DUE_DAYS`` (30) after receipt.
+
+Execution (``deletion_request_perform``, run by the task) erases, thread by thread, everything
+``audit.erasure`` erases plus the threads' titles and metadata, then content blobs used only by
+these threads' assemblies. Each thread is one transaction that also advances ``progress`` and
+the accumulating ``proof``, so a task that dies resumes after the last finished thread, and a
+second delivery of the task finds the work done. The proof keeps counts and ids by kind, who
+approved, who executed and when — never content; it and the audit events outlive the data.
+Nothing else holds copies: convmem writes no export files (``export_history --output`` files
+are the operator's) and caches no content; earlier exports are listed in the footprint.
+"""
+
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from audit import tasks
+from audit.erasure import ERASED, thread_content_erase
+from audit.events import Actor, audit_event_record
+from audit.models import AssemblyRecord, AuditEvent, ContentBlob, DeletionRequest, LegalHold
+from audit.selectors import deletion_request_threads, legal_holds_active
+from compaction.models import Summary
+from convmem.errors import InvalidRequest
+from convmem.models import Tenant
+from threads.models import IdempotencyRecord, Message, Role, Thread
+
+APPROVE_PERMISSION = "audit.approve_deletionrequest"
+EXECUTE_PERMISSION = "audit.execute_deletionrequest"
+Status = DeletionRequest.Status
+
+
+class DeletionError(Exception):
+    """A deletion request cannot take the asked step; ``str()`` says why, for staff."""
+
+
+class InvalidTransition(DeletionError):
+    pass
+
+
+class LegalHoldBlocks(DeletionError):
+    def __init__(self, holds: list[LegalHold]) -> None:
+        self.holds = holds
+        super().__init__(
+            "The subject is under legal hold ("
+            + "; ".join(f"hold {h.pk}: {h.reason}" for h in holds)
+            + "); execution refused."
+        )
+
+
+def _require(user: Any, permission: str) -> None:
+    if not user.has_perm(permission):
+        raise PermissionDenied(f"{user.get_username()} lacks the {permission} permission.")
+
+
+def _staff(username: str) -> Actor:
+    return Actor(AuditEvent.ActorType.STAFF, username)
+
+
+def _record(request: DeletionRequest, actor: Actor, action: str, **details: Any) -> None:
+    if request.user_ref:
+        # Lets a user's export find the events about requests for that user.
+        details["user_ref"] = request.user_ref
+    audit_event_record(
+        actor=actor,
+        action=f"deletion_request.{action}",
+        tenant_id=request.tenant_id,
+        thread_public_id=request.thread.public_id if request.thread_id else "",
+        object_ids=[request.public_id],
+        details=details,
+    )
+
+
+def _lock(request: DeletionRequest) -> DeletionRequest:
+    return (
+        DeletionRequest.objects.select_for_update(of=("self",))
+        .select_related("thread")
+        .get(pk=request.pk)
+    )
+
+
+def deletion_request_file(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    user_ref: str = "",
+    thread: Thread | None = None,
+    reason: str = "",
+) -> DeletionRequest:
+    """File a request to erase a ``user_ref``'s data (all their threads) or one thread."""
+    if bool(user_ref) == (thread is not None):
+        raise InvalidRequest("Name either a user_ref or a thread_id.", code="invalid_subject")
+    if thread is not None and thread.tenant_id != tenant.pk:
+        raise InvalidRequest("Unknown thread.", code="unknown_thread")
+    received = timezone.now()
+    with transaction.atomic():
+        request = DeletionRequest.objects.create(
+            tenant=tenant,
+            user_ref=user_ref,
+            thread=thread,
+            reason=reason,
+            filed_by=f"{actor.type}:{actor.id}",
+            created_at=received,
+            due_at=received + timedelta(days=settings.CONVMEM_DELETION_DUE_DAYS),
+        )
+        _record(request, actor, "filed", due_at=request.due_at.isoformat())
+    return request
+
+
+def deletion_request_approve(*, request: DeletionRequest, user: Any) -> DeletionRequest:
+    """received → approved. Needs ``audit.approve_deletionrequest``."""
+    _require(user, APPROVE_PERMISSION)
+    with transaction.atomic():
+        locked = _lock(request)
+        if locked.status != Status.RECEIVED:
+            raise InvalidTransition(f"Only a received request can be approved ({locked.status}).")
+        locked.status = Status.APPROVED
+        locked.decided_by = user.get_username()
+        locked.decided_at = timezone.now()
+        locked.save(update_fields=["status", "decided_by", "decided_at"])
+        _record(locked, Actor.staff(user), "approved")
+    return locked
+
+
+def deletion_request_reject(*, request: DeletionRequest, user: Any, reason: str) -> DeletionRequest:
+    """received → rejected, with the reason given to the requester. Needs the approve permission."""
+    _require(user, APPROVE_PERMISSION)
+    if not reason.strip():
+        raise InvalidTransition("A rejection needs a reason.")
+    with transaction.atomic():
+        locked = _lock(request)
+        if locked.status != Status.RECEIVED:
+            raise InvalidTransition(f"Only a received request can be rejected ({locked.status}).")
+        locked.status = Status.REJECTED
+        locked.decided_by = user.get_username()
+        locked.decided_at = timezone.now()
+        locked.rejection_reason = reason
+        locked.save(update_fields=["status", "decided_by", "decided_at", "rejection_reason"])
+        _record(locked, Actor.staff(user), "rejected")
+    return locked
+
+
+def deletion_request_blocking_holds(request: DeletionRequest) -> list[LegalHold]:
+    """Active legal holds on the request's user or on any of its threads."""
+    threads = deletion_request_threads(request).values_list("pk", "user_ref")
+    pks = {pk for pk, _ in threads}
+    refs = {ref for _, ref in threads} | ({request.user_ref} if request.user_ref else set())
+    return legal_holds_active(tenant=request.tenant, user_refs=refs, threads=pks)
+
+
+def _refuse(locked: DeletionRequest, actor: Actor, holds: list[LegalHold]) -> None:
+    now = timezone.now()
+    locked.progress = {
+        **locked.progress,
+        "state": "refused",
+        "refused_at": now.isoformat(),
+        "legal_holds": [h.pk for h in holds],
+    }
+    locked.save(update_fields=["progress"])
+    _record(
+        locked, actor, "execution_refused", reason="legal_hold", legal_holds=[h.pk for h in holds]
+    )
+
+
+def deletion_request_execute(*, request: DeletionRequest, user: Any) -> DeletionRequest:
+    """Ask for execution of an approved request: queues the erasure task after commit.
+
+    Needs ``audit.execute_deletionrequest``. Refused, with a ``deletion_request.
+    execution_refused`` event, while a legal hold covers the subject (``LegalHoldBlocks``).
+    Asking again for a request whose execution is under way re-queues it (the task resumes).
+    """
+    _require(user, EXECUTE_PERMISSION)
+    actor = Actor.staff(user)
+    with transaction.atomic():
+        locked = _lock(request)
+        if locked.status != Status.APPROVED:
+            raise InvalidTransition(f"Only an approved request can be executed ({locked.status}).")
+        holds = deletion_request_blocking_holds(locked)
+        if holds:
+            # Committed on purpose: the refusal is part of the record.
+            _refuse(locked, actor, holds)
+        else:
+            locked.execution_requested_by = user.get_username()
+            locked.execution_requested_at = timezone.now()
+            locked.progress = {**locked.progress, "state": "queued"}
+            locked.save(
+                update_fields=["execution_requested_by", "execution_requested_at", "progress"]
+            )
+            _record(locked, actor, "execution_requested")
+            pk = locked.pk
+            transaction.on_commit(lambda: tasks.execute_deletion_request.delay(pk))
+    if holds:
+        raise LegalHoldBlocks(holds)
+    return locked
+
+
+KINDS = ("threads", "messages", "summaries", "assemblies", "content_blobs")
+
+
+def _empty_proof(request: DeletionRequest) -> dict[str, Any]:
+    return {
+        "approved_by": request.decided_by,
+        "approved_at": request.decided_at.isoformat() if request.decided_at else None,
+        "executed_by": request.execution_requested_by,
+        "execution_requested_at": request.execution_requested_at.isoformat(),
+        "executed_at": None,
+        "counts": {
+            "threads": 0,
+            "messages": 0,
+            "summaries": 0,
+            "assembly_snapshots": 0,
+            "idempotency_responses": 0,
+            "content_blobs": 0,
+        },
+        "erased": {kind: [] for kind in KINDS},
+    }
+
+
+def deletion_request_perform(*, request_id: int, budget_seconds: float = 60.0) -> bool:
+    """Do (or continue) the erasure of an approved request whose execution was asked for.
+
+    Works thread by thread, for about ``budget_seconds``, and returns True when the request is
+    executed (or there is nothing to do), False when threads remain (call again to resume).
+    Idempotent: an executed request is left alone; a finished thread is never redone.
+    """
+    started = time.monotonic()
+    request = DeletionRequest.objects.select_related("tenant").get(pk=request_id)
+    if request.status != Status.APPROVED or request.execution_requested_at is None:
+        return True
+    actor = _staff(request.execution_requested_by)
+    holds = deletion_request_blocking_holds(request)
+    if holds:
+        with transaction.atomic():
+            _refuse(_lock(request), actor, holds)
+        return True
+    threads = deletion_request_threads(request).order_by("pk")
+    total = threads.count()
+    after = request.progress.get("last_thread", 0)
+    for thread_pk in threads.filter(pk__gt=after).values_list("pk", flat=True).iterator():
+        _erase_thread(request, thread_pk, actor, total)
+        if time.monotonic() - started > budget_seconds:
+            return False
+    _finish(request, actor)
+    return True
+
+
+def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total: int) -> None:
+    with transaction.atomic():
+        # The request row lock serialises two deliveries of the task: the second one waits,
+        # then sees this thread in ``last_thread`` and skips it.
+        locked = _lock(request)
+        if locked.status != Status.APPROVED or locked.progress.get("last_thread", 0) >= thread_pk:
+            return
+        # Then the thread row, as appends and edits do, so none commits halfway through.
+        thread = Thread.objects.select_for_update(no_key=True).get(pk=thread_pk)
+        erased = thread_content_erase(thread=thread, actor=actor)
+        Thread.objects.filter(pk=thread_pk).update(title="", metadata={})
+        proof = locked.proof or _empty_proof(locked)
+        counts, ids = proof["counts"], proof["erased"]
+        counts["threads"] += 1
+        ids["threads"].append(thread.public_id)
+        for kind, count in erased.counts().items():
+            counts[kind] += count
+        ids["messages"] += erased.messages
+        ids["summaries"] += erased.summaries
+        ids["assemblies"] += erased.snapshots
+        locked.proof = proof
+        locked.progress = {
+            **locked.progress,
+            "state": "running",
+            "threads_total": total,
+            "threads_done": locked.progress.get("threads_done", 0) + 1,
+            "last_thread": thread_pk,
+        }
+        locked.save(update_fields=["proof", "progress"])
+        audit_event_record(
+            actor=actor,
+            action="deletion_request.thread_erased",
+            tenant_id=locked.tenant_id,
+            thread_public_id=thread.public_id,
+            object_ids=[locked.public_id, *erased.messages],
+            details={"counts": erased.counts()},
+        )
+
+
+def _exclusive_blob_hashes(request: DeletionRequest) -> set[str]:
+    """Hashes of blobs the request's threads used that no other thread's assembly uses."""
+    threads = deletion_request_threads(request)
+    assemblies = AssemblyRecord.objects.filter(thread__in=threads)
+    hashes = {
+        item["hash"]
+        for items in assemblies.values_list("items", flat=True).iterator(chunk_size=500)
+        for item in items
+        if item.get("hash")
+    }
+    others = AssemblyRecord.objects.filter(tenant_id=request.tenant_id).exclude(thread__in=threads)
+    return {h for h in hashes if not others.filter(items__icontains=h).exists()}
+
+
+def _finish(request: DeletionRequest, actor: Actor) -> None:
+    hashes = _exclusive_blob_hashes(request)
+    with transaction.atomic():
+        locked = _lock(request)
+        if locked.status != Status.APPROVED:
+            return
+        now = timezone.now()
+        blobs = ContentBlob.objects.filter(
+            tenant_id=locked.tenant_id, sha256__in=hashes, erased_at__isnull=True
+        )
+        erased_blobs = sorted(blobs.values_list("sha256", flat=True))
+        blobs.update(text="", erased_at=now)
+        proof = locked.proof or _empty_proof(locked)
+        proof["counts"]["content_blobs"] = len(erased_blobs)
+        proof["erased"]["content_blobs"] = erased_blobs
+        proof["executed_at"] = now.isoformat()
+        locked.proof = proof
+        locked.status = Status.EXECUTED
+        locked.executed_at = now
+        locked.progress = {**locked.progress, "state": "done"}
+        locked.save(update_fields=["proof", "status", "executed_at", "progress"])
+        _record(locked, actor, "executed", counts=proof["counts"])
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What executing a request would touch, for the review page (counts, no content)."""
+
+    threads: int
+    messages: int
+    messages_already_erased: int
+    summaries: int
+    assemblies: int
+    assembly_snapshots: int
+    idempotency_responses: int
+    exports: int
+    legal_holds: list[LegalHold]
+
+
+def deletion_request_footprint(request: DeletionRequest) -> Footprint:
+    """Counts of what the request covers; ``exports`` counts earlier exports of the subject
+    (copies that left convmem and must be handled outside it).
+    """
+    threads = deletion_request_threads(request)
+    messages = Message.objects.filter(thread__in=threads).exclude(role=Role.ROOT)
+    assemblies = AssemblyRecord.objects.filter(thread__in=threads)
+    user_refs = set(threads.values_list("user_ref", flat=True))
+    exports = AuditEvent.objects.filter(tenant_id=request.tenant_id, action="export.made").filter(
+        Q(thread_public_id__in=threads.values("public_id")) | Q(details__user_ref__in=user_refs)
+    )
+    return Footprint(
+        threads=threads.count(),
+        messages=messages.count(),
+        messages_already_erased=messages.filter(erased_at__isnull=False).count(),
+        summaries=Summary.objects.filter(thread__in=threads).exclude(text=ERASED).count(),
+        assemblies=assemblies.count(),
+        assembly_snapshots=assemblies.filter(rendered_purged_at__isnull=True).count(),
+        idempotency_responses=IdempotencyRecord.objects.filter(
+            thread__in=threads, response_body__isnull=False
+        ).count(),
+        exports=exports.count(),
+        legal_holds=deletion_request_blocking_holds(request),
+    )

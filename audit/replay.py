@@ -1,0 +1,109 @@
+"""Replay: rebuild the exact model input of a recorded assembly and check it against its hash.
+
+The record holds ids, not text. Replay reads the texts those ids name now — message contents,
+summary texts, content blobs (system prompt, retrieved items) — and renders them with
+``compaction.rendering.render``, the function the assembler used, after checking that the
+curator version the record names is still registered (``compaction.curator.get_curator``).
+When the rebuilt input's hash differs from the recorded one, ``reason`` says why: content
+erased since (naming the ids), a summary or blob no longer stored, an assembler version this
+deployment does not know. Pure reads: nothing is written.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from audit.erasure import ERASED
+from audit.models import AssemblyRecord, ContentBlob
+from compaction.curator import UnknownCuratorVersion, get_curator
+from compaction.models import Summary
+from compaction.rendering import item_text_key, render, rendered_hash
+from threads.models import Message
+
+# Shown in place of a text that is no longer stored at all (``reason`` names it).
+NOT_STORED = "[not stored]"
+
+
+@dataclass(frozen=True)
+class Replay:
+    assembly_id: str
+    messages: list[dict[str, str]]
+    rendered_hash: str
+    replayed_hash: str
+    matches: bool
+    reason: str | None
+
+
+@dataclass
+class _Texts:
+    by_key: dict[str, str] = field(default_factory=dict)
+    erased: list[str] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+
+
+def _texts(assembly: AssemblyRecord) -> _Texts:
+    """The current text of every item (three queries), and which ones are erased or gone."""
+    items: list[dict[str, Any]] = assembly.items
+    keys = {item_text_key(i) for i in items}
+    by_kind: dict[str, set[str]] = {"message": set(), "summary": set(), "blob": set()}
+    for item in items:
+        kind = item["kind"] if item["kind"] in ("message", "summary") else "blob"
+        by_kind[kind].add(item_text_key(item))
+    found = _Texts()
+    for public_id, content, erased_at in Message.objects.filter(
+        thread_id=assembly.thread_id, public_id__in=by_kind["message"]
+    ).values_list("public_id", "content", "erased_at"):
+        found.by_key[public_id] = content
+        if erased_at is not None:
+            found.erased.append(public_id)
+    for public_id, text in Summary.objects.filter(
+        thread_id=assembly.thread_id, public_id__in=by_kind["summary"]
+    ).values_list("public_id", "text"):
+        found.by_key[public_id] = text
+        if text == ERASED:
+            found.erased.append(public_id)
+    for sha256, text, erased_at in ContentBlob.objects.filter(
+        tenant_id=assembly.tenant_id, sha256__in=by_kind["blob"]
+    ).values_list("sha256", "text", "erased_at"):
+        found.by_key[sha256] = ERASED if erased_at is not None else text
+        if erased_at is not None:
+            found.erased.append(f"blob {sha256[:12]}")
+    for key in keys - found.by_key.keys():
+        found.by_key[key] = NOT_STORED
+        found.gone.append(key if key.startswith(("msg_", "sum_")) else f"blob {key[:12]}")
+    return found
+
+
+def _reason(texts: _Texts) -> str:
+    problems = []
+    if texts.erased:
+        problems.append("content erased since: " + ", ".join(texts.erased))
+    if texts.gone:
+        problems.append("no longer stored: " + ", ".join(sorted(texts.gone)))
+    return "; ".join(problems) or "the assembler renders this record differently now"
+
+
+def assembly_replay(*, assembly: AssemblyRecord) -> Replay:
+    """Rebuild ``assembly``'s model input now; see the module docstring."""
+    try:
+        get_curator(assembly.assembler_version)
+    except UnknownCuratorVersion:
+        return Replay(
+            assembly_id=assembly.public_id,
+            messages=[],
+            rendered_hash=assembly.rendered_hash,
+            replayed_hash="",
+            matches=False,
+            reason=f"unknown assembler version {assembly.assembler_version!r}",
+        )
+    texts = _texts(assembly)
+    messages = render(assembly.items, texts.by_key)
+    replayed = rendered_hash(messages)
+    matches = replayed == assembly.rendered_hash
+    return Replay(
+        assembly_id=assembly.public_id,
+        messages=messages,
+        rendered_hash=assembly.rendered_hash,
+        replayed_hash=replayed,
+        matches=matches,
+        reason=None if matches else _reason(texts),
+    )

@@ -1,0 +1,22 @@
+"""Celery tasks of the audit app: thin wrappers that take ids and call a service."""
+
+from celery import shared_task
+
+from audit import deletion, retention, services
+
+
+@shared_task(name="audit.purge_assembly_snapshots")
+def purge_assembly_snapshots() -> int:
+    return services.assembly_snapshots_purge()
+
+
+@shared_task(name="audit.apply_retention")
+def apply_retention() -> int:
+    return sum(run.messages for run in retention.retention_apply_all())
+
+
+@shared_task(name="audit.execute_deletion_request")
+def execute_deletion_request(request_id: int) -> None:
+    """Erase what an approved request covers; re-queues itself until done (resumable)."""
+    if not deletion.deletion_request_perform(request_id=request_id):
+        execute_deletion_request.delay(request_id)

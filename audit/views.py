@@ -1,0 +1,165 @@
+"""Audit API: replay, exports, deletion requests. Thin: parse, call a selector or service."""
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import deletion, exports, selectors
+from audit.replay import assembly_replay
+from audit.serializers import (
+    DeletionRequestCreateSerializer,
+    DeletionRequestSerializer,
+    ReplaySerializer,
+)
+from convmem.api import actor_of, idempotency_parameter, idempotent_response, tenant_of
+from convmem.auth import HasExportScope, IsTenant
+from convmem.errors import InvalidRequest
+from threads.models import Thread
+from threads.selectors import thread_get
+
+
+class AssemblyReplayView(APIView):
+    @extend_schema(
+        operation_id="assemblies_replay",
+        description="Rebuild the model input of a recorded assembly from the record (message "
+        "contents, summary texts, stored system/retrieved texts) with the assembler version it "
+        "used, and say whether it matches the recorded hash — and if not, why.",
+        responses=ReplaySerializer,
+    )
+    def get(self, request: Request, assembly_id: str) -> Response:
+        assembly = selectors.assembly_get(tenant=tenant_of(request), public_id=assembly_id)
+        return Response(ReplaySerializer(assembly_replay(assembly=assembly)).data)
+
+
+class IgnoreFormatParameter(DefaultContentNegotiation):
+    """``?format=`` picks the export encoding here, not a DRF renderer; errors stay JSON."""
+
+    def select_renderer(
+        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        return renderers[0], renderers[0].media_type
+
+
+FORMAT = OpenApiParameter(
+    "format",
+    OpenApiTypes.STR,
+    enum=list(exports.FORMATS),
+    description="`json` (default): one document; `jsonl`: JSON Lines, one record per line.",
+)
+EXPORT_RESPONSES = {
+    (200, "application/json"): OpenApiTypes.OBJECT,
+    (200, "application/x-ndjson"): OpenApiTypes.STR,
+}
+
+
+def _stream(export: exports.Export) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
+
+
+def _format(request: Request) -> str:
+    fmt = request.query_params.get("format", "json")
+    if fmt not in exports.FORMATS:
+        raise InvalidRequest(
+            f"format must be one of {', '.join(exports.FORMATS)}.", code="invalid_format"
+        )
+    return fmt
+
+
+class ThreadExportView(APIView):
+    permission_classes = [IsTenant, HasExportScope]
+    content_negotiation_class = IgnoreFormatParameter
+
+    @extend_schema(
+        operation_id="threads_export",
+        description="The thread's full history in the `convmem.export/1` format (see "
+        "docs/export-schema.md): every message of every branch, summaries, assembly records, "
+        "audit events, deletion requests with their proof. Streamed. Needs the `export` scope.",
+        parameters=[FORMAT],
+        responses=EXPORT_RESPONSES,
+    )
+    def get(self, request: Request, thread_id: str) -> StreamingHttpResponse:
+        tenant = tenant_of(request)
+        fmt = _format(request)
+        thread = thread_get(tenant=tenant, public_id=thread_id)
+        export = exports.export_begin(
+            tenant=tenant, actor=actor_of(request), thread=thread, fmt=fmt
+        )
+        return _stream(export)
+
+
+class UserExportView(APIView):
+    permission_classes = [IsTenant, HasExportScope]
+    content_negotiation_class = IgnoreFormatParameter
+
+    @extend_schema(
+        operation_id="exports_user",
+        description="The full history of every thread of one end user (`user_ref`) of the "
+        "caller's tenant, in the `convmem.export/1` format. Streamed. Needs the `export` scope.",
+        parameters=[
+            OpenApiParameter("user_ref", OpenApiTypes.STR, required=True),
+            FORMAT,
+        ],
+        responses=EXPORT_RESPONSES,
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        user_ref = request.query_params.get("user_ref", "")
+        if not user_ref:
+            raise InvalidRequest("user_ref is required.", code="invalid")
+        export = exports.export_begin(
+            tenant=tenant_of(request),
+            actor=actor_of(request),
+            user_ref=user_ref,
+            fmt=_format(request),
+        )
+        return _stream(export)
+
+
+class DeletionRequestCreateView(APIView):
+    @extend_schema(
+        operation_id="deletion_requests_create",
+        description="File a request to erase an end user's data (`user_ref`: all their "
+        "threads) or one thread. Answers 202: staff with the compliance permission approve or "
+        "reject it, then execute it; poll `GET` for the status.",
+        request=DeletionRequestCreateSerializer,
+        responses={202: DeletionRequestSerializer},
+        parameters=[idempotency_parameter(required=False)],
+    )
+    def post(self, request: Request) -> Response:
+        data = DeletionRequestCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        tenant = tenant_of(request)
+        thread = None
+        if "thread_id" in fields:
+            thread = Thread.objects.filter(tenant=tenant, public_id=fields["thread_id"]).first()
+            if thread is None:
+                raise InvalidRequest(
+                    f"thread_id {fields['thread_id']!r} is not a thread of this tenant.",
+                    code="unknown_thread",
+                )
+
+        def perform() -> tuple[int, dict, Thread | None]:
+            filed = deletion.deletion_request_file(
+                tenant=tenant,
+                actor=actor_of(request),
+                user_ref=fields.get("user_ref", ""),
+                thread=thread,
+                reason=fields["reason"],
+            )
+            return 202, DeletionRequestSerializer(filed).data, thread
+
+        return idempotent_response(request, required=False, thread=thread, perform=perform)
+
+
+class DeletionRequestDetailView(APIView):
+    @extend_schema(operation_id="deletion_requests_retrieve", responses=DeletionRequestSerializer)
+    def get(self, request: Request, request_id: str) -> Response:
+        found = selectors.deletion_request_get(tenant=tenant_of(request), public_id=request_id)
+        return Response(DeletionRequestSerializer(found).data)

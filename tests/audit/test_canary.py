@@ -1,0 +1,198 @@
+"""The erasure proof: plant a canary in a subject's data, let it spread the way it does in use
+(memo written by the worker, rendered snapshot, content blobs, stored idempotent responses),
+execute a deletion request through a real Celery worker, then scan every column of every
+table and every Redis key (or broker file) for it. Another user's data must stay.
+"""
+
+import base64
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.db import connection
+
+from audit.deletion import deletion_request_approve, deletion_request_execute
+from audit.models import DeletionRequest
+from compaction.models import Summary
+from tests.audit.conftest import grant, wait_for
+from threads.models import Message, Thread
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+TURNS = 20
+
+
+def db_hits(needle: str) -> dict[str, int]:
+    """Rows containing ``needle``, per ``table.column``, over every column of every table."""
+    hits = {}
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names(cursor):
+            for column in connection.introspection.get_table_description(cursor, table):
+                quoted = connection.ops.quote_name(column.name)
+                cursor.execute(
+                    f"SELECT COUNT(*) FROM {connection.ops.quote_name(table)} "
+                    f"WHERE CAST({quoted} AS TEXT) LIKE %s",
+                    [f"%{needle}%"],
+                )
+                count = cursor.fetchone()[0]
+                if count:
+                    hits[f"{table}.{column.name}"] = count
+    return hits
+
+
+def _contains(raw: bytes, needle: bytes) -> bool:
+    """``needle`` in ``raw``, or in a base64-encoded kombu message body inside it."""
+    if needle in raw:
+        return True
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        return False
+    if isinstance(message, list):  # the Redis transport stores [message, exchange, key]
+        message = message[0] if message else None
+    if isinstance(message, dict) and isinstance(message.get("body"), str):
+        try:
+            return needle in base64.b64decode(message["body"])
+        except ValueError:
+            return False
+    return False
+
+
+def broker_hits(needle: str) -> list[str]:
+    """Redis keys (the test's REDIS_URL: cache and broker) or broker files holding ``needle``."""
+    target = needle.encode()
+    found = []
+    if settings.REDIS_URL:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        for key in client.scan_iter(count=500):
+            kind = client.type(key).decode()
+            values: list[bytes] = {
+                "string": lambda k: [client.get(k) or b""],
+                "list": lambda k: client.lrange(k, 0, -1),
+                "hash": lambda k: [b for pair in client.hgetall(k).items() for b in pair],
+                "set": lambda k: list(client.smembers(k)),
+                "zset": lambda k: client.zrange(k, 0, -1),
+            }.get(kind, lambda k: [])(key)
+            if any(_contains(v, target) for v in [key, *values]):
+                found.append(key.decode(errors="replace"))
+        return found
+    for path in Path(settings.BROKER_DIR).rglob("*"):
+        if path.is_file() and _contains(path.read_bytes(), target):
+            found.append(str(path))
+    return found
+
+
+def test_the_broker_scan_finds_what_it_looks_for(transactional_db, tmp_path):
+    """The scanner itself: a planted value (in the Redis cache, or a base64 broker message
+    file) is found."""
+    probe = f"PROBE{uuid.uuid4().hex.upper()}"
+    if settings.REDIS_URL:
+        cache.set("audit-probe", {"text": probe})
+        assert broker_hits(probe) == [":1:audit-probe"]
+        cache.delete("audit-probe")
+    else:
+        folder = Path(settings.BROKER_DIR) / "audit-probe"
+        folder.mkdir(exist_ok=True)
+        body = base64.b64encode(json.dumps([[probe], {}, {}]).encode()).decode()
+        (folder / "message.msg").write_text(json.dumps({"body": body}))
+        assert len(broker_hits(probe)) == 1
+        (folder / "message.msg").unlink()
+        folder.rmdir()
+    assert broker_hits(probe) == []
+
+
+def converse(client, user_ref: str, canary: str) -> Thread:
+    """A conversation through the API, long enough that the curator asks for a memo."""
+    keys = iter(uuid.uuid4().hex for _ in range(1000))
+    created = client.post(
+        "/api/v1/threads",
+        {"user_ref": user_ref, "title": f"Case {canary}", "metadata": {"ref": canary}},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=next(keys),
+    )
+    thread_id = created.data["id"]
+    for turn in range(TURNS):
+        role = "user" if turn % 2 == 0 else "assistant"
+        content = (
+            f"Turn {turn}: my customer number is {canary} and order ORD-{4000 + turn} shipped "
+            "to the warehouse in Leipzig on 2026-11-05, tracking says it is delayed again."
+        )
+        response = client.post(
+            f"/api/v1/threads/{thread_id}/messages",
+            {"role": role, "content": content},
+            format="json",
+            HTTP_IDEMPOTENCY_KEY=next(keys),
+        )
+        assert response.status_code == 201
+    return Thread.objects.get(public_id=thread_id)
+
+
+def assemble(client, thread: Thread, canary: str) -> dict:
+    response = client.post(
+        f"/api/v1/threads/{thread.public_id}/context",
+        {
+            "window_tokens": 900,
+            "reserve_tokens": 100,
+            "system": f"You help customer {canary}.",
+            "retrieved": [{"ref": "crm", "content": f"CRM record of {canary}: premium"}],
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.data
+    return response.data
+
+
+def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
+    canary = f"CANARY{uuid.uuid4().hex[:12].upper()}"
+    bystander = f"BYSTANDER{uuid.uuid4().hex[:12].upper()}"
+    subject = converse(acme.client, "subject-1", canary)
+    other = converse(acme.client, "other-1", bystander)
+    for thread, word in ((subject, canary), (other, bystander)):
+        assemble(acme.client, thread, word)  # history does not fit: a memo is requested
+        wait_for(lambda t=thread: Summary.objects.filter(thread=t, status="ready").exists())
+        body = assemble(acme.client, thread, word)  # now uses the memo
+        assert body["sections"]["memo"]["status"] == "ready"
+    summary = Summary.objects.get(thread=subject, status="ready")
+    assert canary in summary.text, "the memo carries the canary (the test plants what it scans)"
+    planted = db_hits(canary)
+    assert {
+        "threads_message.content",
+        "threads_thread.title",
+        "threads_thread.metadata",
+        "threads_idempotencyrecord.response_body",
+        "compaction_summary.text",
+        "audit_assemblyrecord.rendered_text",
+        "audit_contentblob.text",
+    } <= set(planted), planted
+
+    filed = acme.client.post(
+        "/api/v1/deletion-requests", {"user_ref": "subject-1"}, format="json"
+    ).data
+    officer = User.objects.create_user("officer", is_staff=True)
+    grant(officer, "approve_deletionrequest", "execute_deletionrequest")
+    request = DeletionRequest.objects.get(public_id=filed["id"])
+    deletion_request_approve(request=request, user=officer)
+    deletion_request_execute(request=request, user=officer)
+    wait_for(
+        lambda: (
+            acme.client.get(f"/api/v1/deletion-requests/{filed['id']}").data["status"] == "executed"
+        )
+    )
+
+    assert db_hits(canary) == {}
+    assert broker_hits(canary) == []
+    assert Message.objects.filter(thread=subject, erased_at__isnull=True).count() == 1  # root
+    survivors = db_hits(bystander)
+    assert survivors["threads_message.content"] == TURNS
+    assert "compaction_summary.text" in survivors
+    assert "audit_assemblyrecord.rendered_text" in survivors
+    proof = DeletionRequest.objects.get(pk=request.pk).proof
+    assert proof["counts"]["messages"] == TURNS
+    assert proof["counts"]["summaries"] >= 1
+    assert proof["counts"]["assembly_snapshots"] == 2
+    assert proof["counts"]["content_blobs"] == 2
