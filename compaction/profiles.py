@@ -1,8 +1,21 @@
-"""Choosing the model profile (budget and curation policy) of a thread."""
+"""Model profiles: the budget and curation policy a thread is assembled with.
 
+A thread uses its own profile (chosen at creation: named, or the tenant's default) or, without
+one, the built-in defaults from settings (``CONVMEM_DEFAULT_*``). A context request may
+override the window and the output reserve, within ``CONVMEM_MAX_WINDOW_TOKENS``.
+"""
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.conf import settings
+
+from compaction.curator import Policy
 from compaction.models import ModelProfile
+from compaction.tokens import MESSAGE_OVERHEAD, UnknownEncoding, validate_encoding
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
+from threads.models import Thread
 
 
 def profile_for_new_thread(*, tenant: Tenant, name: str | None) -> ModelProfile | None:
@@ -13,3 +26,89 @@ def profile_for_new_thread(*, tenant: Tenant, name: str | None) -> ModelProfile 
     if profile is None:
         raise InvalidRequest(f"Unknown model profile {name!r}.", code="unknown_profile")
     return profile
+
+
+@dataclass(frozen=True)
+class EffectiveProfile:
+    """What a thread is curated with: its profile's values, or the built-in defaults."""
+
+    name: str | None
+    window_tokens: int
+    reserve_tokens: int
+    encoding: str
+    policy: Policy
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def thread_profile(thread: Thread) -> EffectiveProfile:
+    """The effective profile of ``thread`` (reads ``thread.profile``: select it with the thread).
+
+    Raises ``InvalidRequest`` (400, ``unknown_encoding``) if the profile names an encoding
+    tiktoken does not know, so a misconfigured profile fails clearly instead of with a 500.
+    """
+    profile = thread.profile
+    if profile is None:
+        effective = EffectiveProfile(
+            name=None,
+            window_tokens=settings.CONVMEM_DEFAULT_WINDOW_TOKENS,
+            reserve_tokens=settings.CONVMEM_DEFAULT_RESERVE_TOKENS,
+            encoding=settings.CONVMEM_DEFAULT_ENCODING,
+            policy=Policy(
+                min_recent_turns=settings.CONVMEM_DEFAULT_MIN_RECENT_TURNS,
+                memo_max_tokens=settings.CONVMEM_DEFAULT_MEMO_MAX_TOKENS,
+                high_water=settings.CONVMEM_DEFAULT_HIGH_WATER,
+                max_chain_depth=settings.CONVMEM_DEFAULT_MAX_CHAIN_DEPTH,
+                message_overhead=MESSAGE_OVERHEAD,
+            ),
+        )
+    else:
+        effective = EffectiveProfile(
+            name=profile.name,
+            window_tokens=profile.window_tokens,
+            reserve_tokens=profile.reserve_tokens,
+            encoding=profile.encoding,
+            policy=Policy(
+                min_recent_turns=max(1, profile.min_recent_turns),
+                memo_max_tokens=profile.memo_max_tokens,
+                high_water=profile.high_water,
+                max_chain_depth=profile.max_chain_depth,
+                message_overhead=MESSAGE_OVERHEAD,
+            ),
+        )
+    try:
+        validate_encoding(effective.encoding)
+    except UnknownEncoding:
+        raise InvalidRequest(
+            f"The thread's model profile names an unknown encoding {effective.encoding!r}.",
+            code="unknown_encoding",
+        ) from None
+    return effective
+
+
+def request_budget(
+    profile: EffectiveProfile, *, window_tokens: int | None, reserve_tokens: int | None
+) -> tuple[int, int]:
+    """(window, reserve) for one context request: the request's values over the profile's.
+
+    Raises ``InvalidRequest`` (400) for a window outside 1 … ``CONVMEM_MAX_WINDOW_TOKENS``, a
+    negative reserve, or a reserve that leaves nothing of the window.
+    """
+    window = profile.window_tokens if window_tokens is None else window_tokens
+    reserve = profile.reserve_tokens if reserve_tokens is None else reserve_tokens
+    limit = settings.CONVMEM_MAX_WINDOW_TOKENS
+    if not 1 <= window <= limit:
+        raise InvalidRequest(
+            f"window_tokens must be between 1 and {limit}, got {window}.", code="invalid_budget"
+        )
+    if reserve < 0:
+        raise InvalidRequest(
+            f"reserve_tokens must not be negative, got {reserve}.", code="invalid_budget"
+        )
+    if reserve >= window:
+        raise InvalidRequest(
+            f"reserve_tokens ({reserve}) must be smaller than window_tokens ({window}).",
+            code="reserve_exceeds_window",
+        )
+    return window, reserve

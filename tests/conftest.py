@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from audit.events import Actor
 from convmem.models import ApiKey, Tenant
 from convmem.tenancy import api_key_create, tenant_create
+from tests.support.worker import celery_worker  # noqa: F401  (a real Celery worker fixture)
 from threads import services
 from threads.models import Message, Thread
 

@@ -96,50 +96,6 @@ def path_page(*, thread: Thread, leaf: Message, limit: int) -> PathPage:
     return PathPage(messages=visible[-limit:] if limit else [], older_start=older_start)
 
 
-_BUDGET_SQL = f"""
-WITH RECURSIVE path(id, parent_id, role, token_count, n, total) AS (
-    SELECT id, parent_id, role, token_count, 1, token_count + %s
-    FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
-    UNION ALL
-    SELECT m.id, m.parent_id, m.role, m.token_count, path.n + 1,
-           path.total + m.token_count + %s
-    FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
-    WHERE path.total < %s AND path.n < %s
-)
-SELECT id, parent_id, role, token_count FROM path ORDER BY n DESC
-"""
-
-
-@dataclass(frozen=True)
-class PathStep:
-    id: int
-    parent_id: int | None
-    role: str
-    token_count: int
-
-
-def path_within_budget(
-    *, thread: Thread, leaf_id: int, token_budget: int, per_message_overhead: int, max_rows: int
-) -> list[PathStep]:
-    """The path ending at ``leaf_id``, leaf-up, until the running token sum reaches the budget.
-
-    Returns root → leaf order, ids/roles/counts only (no content), including the hidden root if
-    the walk got that far. The walk stops at the first row that reaches ``token_budget`` (that
-    row is included) or after ``max_rows`` rows, so it reads what the window can use.
-    """
-    params = [
-        per_message_overhead,
-        leaf_id,
-        thread.pk,
-        per_message_overhead,
-        token_budget,
-        max_rows,
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(_BUDGET_SQL, params)
-        return [PathStep(*row) for row in cursor.fetchall()]
-
-
 @dataclass(frozen=True)
 class TreeNodeView:
     message: Message

@@ -1,0 +1,226 @@
+"""Staff admin page for one summary: the memo beside the original messages it covers.
+
+The checkable facts (``compaction.evals``) are highlighted in both: in the originals, facts the
+memo kept and facts it lost; in the memo, facts it kept and facts no original supports. The
+classification is the summary's stored scores (computed over the whole range when the memo was
+written); the originals are shown a page at a time. Regenerating queues the memo writer (never
+runs it inline); marking stale goes through compaction's invalidation service.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.admin import ModelAdmin
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from audit.events import Actor
+from audit.services import thread_view_record
+from compaction import services
+from compaction.fact_spans import fact_spans
+from compaction.models import Summary
+from threads.models import Message
+
+ORIGINALS_PAGE = 20
+ACT_PERMISSION = "compaction.change_summary"
+
+
+def highlighted(text: str, classes: dict[str, str]) -> SafeString:
+    """``text`` escaped, with each checkable fact wrapped in ``<mark>`` of its class.
+
+    ``classes`` maps a fact ("kind:value") to "found", "missing" or "unsupported"; facts it
+    does not name stay plain. Every piece of ``text`` goes through ``format_html``.
+    """
+    parts: list[str | SafeString] = []
+    position = 0
+    for span in fact_spans(text):
+        kind = classes.get(str(span.fact))
+        if kind is None:
+            continue
+        parts.append(text[position : span.start])
+        parts.append(
+            format_html(
+                '<mark class="cm-fact cm-fact-{}" title="{}">{}</mark>',
+                kind,
+                kind,
+                text[span.start : span.end],
+            )
+        )
+        position = span.end
+    parts.append(text[position:])
+    return format_html_join("", "{}", ((part,) for part in parts))
+
+
+@dataclass(frozen=True)
+class FactClasses:
+    found: list[str]
+    missing: list[str]
+    unsupported: list[str]
+
+    def for_originals(self) -> dict[str, str]:
+        return {**{f: "found" for f in self.found}, **{f: "missing" for f in self.missing}}
+
+    def for_memo(self, memo: str) -> dict[str, str]:
+        memo_facts = {str(span.fact) for span in fact_spans(memo)}
+        return {f: "unsupported" if f in self.unsupported else "found" for f in memo_facts}
+
+
+def _covered_messages(summary: Summary, ids: list[str]) -> list[Message]:
+    """The covered messages named by ``ids`` (public ids), in range order. One query."""
+    found = Message.objects.filter(thread_id=summary.thread_id).in_bulk(ids, field_name="public_id")
+    return [found[i] for i in ids if i in found]
+
+
+def _fact_classes(summary: Summary) -> FactClasses:
+    """The classification the memo writer stored with the scores (computed over everything
+    the memo was written from, not just the page of originals on screen)."""
+    scores = summary.scores or {}
+    return FactClasses(
+        found=scores.get("found", []),
+        missing=scores.get("missing", []),
+        unsupported=scores.get("unsupported", []),
+    )
+
+
+def summary_compare_view(
+    model_admin: ModelAdmin, request: HttpRequest, summary: Summary
+) -> HttpResponse:
+    """The memo beside the page ``?page=`` of its original messages, facts highlighted."""
+    classes = _fact_classes(summary)
+    paginator = Paginator(list(summary.covered_ids), ORIGINALS_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    original_classes = classes.for_originals()
+    originals = [
+        (message, highlighted(message.content, original_classes) if not message.erased_at else "")
+        for message in _covered_messages(summary, list(page.object_list))
+    ]
+    thread_view_record(
+        user=request.user, thread=summary.thread, what=f"summary {summary.public_id}"
+    )
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": f"Memo {summary.public_id}",
+        "summary": summary,
+        "memo_html": highlighted(summary.text, classes.for_memo(summary.text)),
+        "originals": originals,
+        "page": page,
+        "scores": summary.scores,
+        "classes": classes,
+        "can_act": request.user.has_perm(ACT_PERMISSION),
+        "thread_url": reverse("admin:threads_thread_change", args=[summary.thread.public_id])
+        + f"?leaf={summary.last.public_id}",
+        "has_view_permission": True,
+    }
+    return TemplateResponse(request, "admin/compaction/summary/compare.html", context)
+
+
+def summary_regenerate_view(request: HttpRequest, summary: Summary) -> HttpResponseRedirect:
+    """Queue a new memo of the same range (the memo writer's task runs it, never this request).
+
+    A live memo is invalidated first (with a rebuild); a stale or failed one is requested again.
+    """
+    actor = Actor.staff(request.user)
+    with transaction.atomic():
+        if summary.status in services.LIVE:
+            services.summaries_invalidate_for_messages(
+                message_ids=[summary.last_id], actor=actor, rebuild=True
+            )
+            queued = True
+        else:
+            queued = (
+                services.summary_request(
+                    thread=summary.thread,
+                    actor=actor,
+                    first_id=summary.first_id,
+                    last_id=summary.last_id,
+                    covered_ids=summary.covered_ids,
+                    max_tokens=summary.max_tokens,
+                )
+                is not None
+            )
+    if queued:
+        messages.success(request, "A new memo of this range is queued for the memo writer.")
+    else:
+        messages.warning(request, "A memo of this range is already pending or ready.")
+    return _redirect(summary)
+
+
+def summary_mark_stale_view(request: HttpRequest, summary: Summary) -> HttpResponseRedirect:
+    """Invalidate through compaction's service: assembly stops using the memo at once."""
+    with transaction.atomic():
+        hit = services.summaries_invalidate_for_messages(
+            message_ids=[summary.last_id], actor=Actor.staff(request.user), rebuild=False
+        )
+    messages.success(request, f"Marked stale: {', '.join(s.public_id for s in hit) or 'nothing'}.")
+    return _redirect(summary)
+
+
+def _redirect(summary: Summary) -> HttpResponseRedirect:
+    return HttpResponseRedirect(
+        reverse("admin:compaction_summary_change", args=[summary.public_id])
+    )
+
+
+class SummaryAdminMixin:
+    """For ``SummaryAdmin``: the change page is the compare view; regenerate and mark stale
+    are POSTs to ``<id>/regenerate/`` and ``<id>/mark-stale/``."""
+
+    def get_urls(self) -> list[URLPattern]:
+        own = [
+            path(
+                "<str:object_id>/regenerate/",
+                self.admin_site.admin_view(self.regenerate_view),
+                name="compaction_summary_regenerate",
+            ),
+            path(
+                "<str:object_id>/mark-stale/",
+                self.admin_site.admin_view(self.mark_stale_view),
+                name="compaction_summary_mark_stale",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        return summary_compare_view(self, request, self._summary(request, object_id))
+
+    def regenerate_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        summary = self._summary(request, object_id)
+        _require_act(request)
+        return summary_regenerate_view(request, summary)
+
+    def mark_stale_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        summary = self._summary(request, object_id)
+        _require_act(request)
+        return summary_mark_stale_view(request, summary)
+
+    def _summary(self, request: HttpRequest, object_id: str) -> Summary:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        lookup = {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
+        summary = (
+            Summary.objects.select_related("thread", "first", "last", "base")
+            .filter(**lookup)
+            .first()
+        )
+        if summary is None:
+            raise Http404("No such summary.")
+        return summary
+
+
+def _require_act(request: HttpRequest) -> None:
+    if request.method != "POST" or not request.user.has_perm(ACT_PERMISSION):
+        raise PermissionDenied

@@ -1,0 +1,213 @@
+"""Reads for context assembly and memo writing. Every path read walks leaf-up and is bounded.
+
+Like ``threads.selectors``, the recursive CTEs start at one node and follow ``parent_id`` (the
+primary key), so they cost what they return, never the size of the thread. The SQL runs
+unchanged on PostgreSQL and SQLite.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import QuerySet
+
+from compaction.models import Summary
+from threads.models import Message, Thread
+
+MESSAGE_TABLE = Message._meta.db_table
+SUMMARY_TABLE = Summary._meta.db_table
+
+
+@dataclass(frozen=True)
+class StretchRow:
+    """One node of a path as the curator needs it: no content."""
+
+    id: int
+    public_id: str
+    role: str
+    token_count: int
+    depth: int
+
+
+# Leaf-up, one row per step. A step is taken from row p while p's running total is under the
+# budget (so the first row reaching it is included), or — past the budget — until a row that
+# ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
+# key lookup plus, for ``seen``, one probe of the index on compaction_summary.last_id.
+_STRETCH_SQL = f"""
+WITH RECURSIVE path(id, parent_id, public_id, role, token_count, depth, n, total, seen) AS (
+    SELECT id, parent_id, public_id, role, token_count, depth, 1, token_count + %s, 0
+    FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, m.public_id, m.role, m.token_count, m.depth, path.n + 1,
+           path.total + m.token_count + %s,
+           CASE WHEN path.seen = 1 OR EXISTS (
+               SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.last_id = m.id AND s.status = 'ready'
+           ) THEN 1 ELSE 0 END
+    FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
+    WHERE path.n < %s AND (path.total < %s OR (path.seen = 0 AND path.total < %s))
+)
+SELECT id, public_id, role, token_count, depth FROM path ORDER BY n DESC
+"""
+
+
+def context_stretch(
+    *,
+    thread: Thread,
+    leaf_id: int,
+    budget: int,
+    lookahead: int,
+    per_message_overhead: int,
+    max_rows: int,
+) -> list[StretchRow]:
+    """The end of the path at ``leaf_id`` that a context can use, root → leaf (no content).
+
+    Reads leaf-up until the running cost (``token_count + per_message_overhead`` per row)
+    reaches ``budget`` — all the recent turns could use — and then on, up to ``lookahead``
+    tokens in total, only until it has read the last message of a ready memo, so the newest
+    memo that ends before the window is on the stretch. Never more than ``max_rows`` rows.
+    Includes the hidden root if the walk got that far. One query.
+    """
+    params = [
+        per_message_overhead,
+        leaf_id,
+        thread.pk,
+        per_message_overhead,
+        max_rows,
+        budget,
+        max(budget, lookahead),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_STRETCH_SQL, params)
+        return [StretchRow(*row) for row in cursor.fetchall()]
+
+
+_ANCESTOR_SQL = f"""
+WITH RECURSIVE up(id, parent_id, depth) AS (
+    SELECT id, parent_id, depth FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, m.depth FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
+    WHERE up.depth > %s
+)
+SELECT id FROM up WHERE depth = %s
+"""
+
+
+def ancestor_at_depth(*, thread: Thread, start_id: int, depth: int) -> int | None:
+    """The id of the ancestor of ``start_id`` at ``depth`` (ids only; walks the gap once)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ANCESTOR_SQL, [start_id, thread.pk, depth, depth])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+@dataclass(frozen=True)
+class RangeRow:
+    """A message of a memo's range, with its content (memo writing, off the hot path)."""
+
+    id: int
+    parent_id: int | None
+    public_id: str
+    role: str
+    content: str
+    token_count: int
+    erased_at: datetime | None
+
+
+_RANGE_SQL = f"""
+WITH RECURSIVE up(id, parent_id, n) AS (
+    SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, up.n + 1 FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
+    WHERE up.n < %s
+)
+SELECT m.id, m.parent_id, m.public_id, m.role, {{content}}, m.token_count, m.erased_at
+FROM up JOIN {MESSAGE_TABLE} m ON m.id = up.id
+ORDER BY up.n DESC
+"""
+
+
+def range_rows(
+    *, thread: Thread, last_id: int, count: int, with_content: bool = True
+) -> list[RangeRow]:
+    """The ``count`` messages of the path ending at ``last_id``, root → leaf. One query.
+
+    Callers check that the first row is the range's start (else the range is not one path).
+    Without content, ``content`` is ``""`` (coverage checks need ids only).
+    """
+    sql = _RANGE_SQL.format(content="m.content" if with_content else "''")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [last_id, thread.pk, max(count, 1)])
+        return [RangeRow(*row) for row in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class StretchSummary:
+    """A ready or pending summary whose last message is on a read stretch."""
+
+    id: int
+    public_id: str
+    status: str
+    first_id: int
+    last_id: int
+    first_public_id: str
+    last_public_id: str
+    text: str
+    token_count: int
+    chain_depth: int
+
+
+def summaries_ending_on(*, thread: Thread, message_ids: list[int]) -> list[StretchSummary]:
+    """Ready and pending summaries of ``thread`` whose last message is one of ``message_ids``.
+
+    One query through the index on ``last_id``; ``message_ids`` is a read stretch, so the
+    query is bounded by the window, not by how many memos the thread has.
+    """
+    rows = (
+        Summary.objects.filter(
+            thread=thread,
+            last_id__in=message_ids,
+            status__in=[Summary.Status.READY, Summary.Status.PENDING],
+        )
+        .order_by("id")
+        .values_list(
+            "id",
+            "public_id",
+            "status",
+            "first_id",
+            "last_id",
+            "first__public_id",
+            "last__public_id",
+            "text",
+            "token_count",
+            "chain_depth",
+        )
+    )
+    return [StretchSummary(*row) for row in rows]
+
+
+def summary_list(*, thread: Thread) -> QuerySet[Summary]:
+    """The thread's summaries, newest first, with the public ids the API shows joined in."""
+    return (
+        Summary.objects.filter(thread=thread)
+        .select_related("first", "last", "base")
+        .only(
+            "public_id",
+            "status",
+            "covered_ids",
+            "text",
+            "token_count",
+            "scores",
+            "chain_depth",
+            "backend",
+            "model",
+            "prompt_version",
+            "error",
+            "attempts",
+            "created_at",
+            "updated_at",
+            "first__public_id",
+            "last__public_id",
+            "base__public_id",
+        )
+        .order_by("-id")
+    )

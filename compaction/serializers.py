@@ -1,0 +1,192 @@
+"""Request and response shapes of the context and summaries endpoints (names from DESIGN.md)."""
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from compaction.context import Assembly
+from compaction.models import Summary
+
+
+def _storable(value: str) -> str:
+    """Refuse text the database cannot store: NUL characters and lone surrogates."""
+    if "\x00" in value:
+        raise serializers.ValidationError("must not contain NUL characters.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("must be valid Unicode text.") from None
+    return value
+
+
+class RetrievedItemSerializer(serializers.Serializer):
+    ref = serializers.CharField(
+        max_length=255,
+        validators=[_storable],
+        help_text="The caller's reference for the item (document id, URL…); recorded.",
+    )
+    content = serializers.CharField(
+        max_length=settings.CONVMEM_MAX_CONTENT_CHARS,
+        trim_whitespace=False,
+        validators=[_storable],
+        help_text="The text to splice in, as a system message after the task statement.",
+    )
+
+
+class ContextRequestSerializer(serializers.Serializer):
+    window_tokens = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=settings.CONVMEM_MAX_WINDOW_TOKENS,
+        help_text="The model's context window. Default: the thread's model profile.",
+    )
+    reserve_tokens = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="Tokens kept free for the answer; must be below window_tokens. "
+        "Default: the thread's model profile.",
+    )
+    system = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        trim_whitespace=False,
+        max_length=settings.CONVMEM_MAX_CONTENT_CHARS,
+        validators=[_storable],
+        help_text="System prompt, placed first.",
+    )
+    leaf_id = serializers.CharField(
+        required=False,
+        allow_null=True,
+        max_length=40,
+        validators=[_storable],
+        help_text="Assemble the path ending at this message (default: the active leaf).",
+    )
+    retrieved = RetrievedItemSerializer(
+        many=True,
+        required=False,
+        help_text="Items to splice in (at most CONVMEM_MAX_RETRIEVED_ITEMS, default 64).",
+    )
+
+
+class ChatMessageSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    content = serializers.CharField()
+
+
+class SystemSectionSerializer(serializers.Serializer):
+    hash = serializers.CharField(help_text="SHA-256 of the system prompt.")
+    tokens = serializers.IntegerField()
+
+
+class MemoSectionSerializer(serializers.Serializer):
+    summary_id = serializers.CharField()
+    first_id = serializers.CharField()
+    last_id = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=["ready", "pending"],
+        help_text="`ready`: the memo is in `messages`. `pending`: being written, not shown yet.",
+    )
+    chain_depth = serializers.IntegerField()
+
+
+class SectionsSerializer(serializers.Serializer):
+    system = SystemSectionSerializer(allow_null=True)
+    memo = MemoSectionSerializer(
+        allow_null=True,
+        help_text="The memo shown for the older range, else the one being written, else null.",
+    )
+    anchor = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The task statement (the first user turn) kept verbatim, if it is neither "
+        "recent nor covered by the memo.",
+    )
+    retrieved = serializers.ListField(child=serializers.CharField(), help_text="refs, in order")
+    recent = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Message ids kept verbatim, oldest first; the last one is the current turn.",
+    )
+    dropped = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Message ids read but neither shown nor covered by the memo (only the ids "
+        "the bounded read saw; older history is not listed).",
+    )
+
+
+class TokensSerializer(serializers.Serializer):
+    window = serializers.IntegerField()
+    reserve = serializers.IntegerField()
+    system = serializers.IntegerField(help_text="System prompt and reply priming.")
+    memo = serializers.IntegerField()
+    anchor = serializers.IntegerField()
+    retrieved = serializers.IntegerField()
+    recent = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="Sum of the sections; total + reserve <= window.")
+    free = serializers.IntegerField(help_text="window - reserve - total")
+
+
+class ContextResponseSerializer(serializers.Serializer):
+    assembly_id = serializers.CharField(
+        help_text="Pass it when appending the model's answer (links the two)."
+    )
+    assembler_version = serializers.CharField()
+    messages = ChatMessageSerializer(many=True)
+    sections = SectionsSerializer()
+    tokens = TokensSerializer()
+    memo_status = serializers.ChoiceField(
+        choices=["none", "ready", "pending"],
+        help_text="`pending` whenever a memo for this path is being written.",
+    )
+    pending_memo = MemoSectionSerializer(allow_null=True)
+
+
+class SummarySerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="public_id", read_only=True)
+    first_id = serializers.CharField(source="first.public_id", read_only=True)
+    last_id = serializers.CharField(source="last.public_id", read_only=True)
+    base_id = serializers.SerializerMethodField(help_text="The memo this one extended, if any.")
+    covered_ids = serializers.ListField(child=serializers.CharField(), read_only=True)
+    scores = serializers.JSONField(
+        read_only=True,
+        help_text="fact_recall, unsupported_rate, compression and the facts behind them.",
+    )
+
+    class Meta:
+        model = Summary
+        fields = [
+            "id",
+            "first_id",
+            "last_id",
+            "covered_ids",
+            "status",
+            "text",
+            "token_count",
+            "scores",
+            "chain_depth",
+            "base_id",
+            "backend",
+            "model",
+            "prompt_version",
+            "attempts",
+            "error",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_base_id(self, summary: Summary) -> str | None:
+        return summary.base.public_id if summary.base_id else None
+
+
+def context_body(assembly: Assembly) -> dict[str, Any]:
+    """The response body of a context request."""
+    return {
+        "assembly_id": assembly.record.public_id,
+        "assembler_version": assembly.record.assembler_version,
+        "messages": assembly.messages,
+        "sections": assembly.sections,
+        "tokens": assembly.tokens,
+        "memo_status": assembly.memo_status,
+        "pending_memo": assembly.pending_memo,
+    }

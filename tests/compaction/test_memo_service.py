@@ -1,0 +1,233 @@
+"""The memo services called inline: invalidation, re-dispatch, backend failures."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from audit.events import Actor
+from audit.models import AuditEvent
+from compaction import services as compaction_services
+from compaction.backends import BackendError
+from compaction.backends.openai_compat import OpenAICompatBackend
+from compaction.context import context_assemble
+from compaction.models import Summary
+from tests.compaction.helpers import grow, post_context
+from tests.conftest import make_thread, path_ids
+from tests.support.chat_server import ChatServer
+from threads.models import Message, Thread
+
+SMALL = {"window_tokens": 600, "reserve_tokens": 100}
+ERASER = Actor.system("tests-erasure")
+
+
+def _pending(thread) -> Summary:
+    return Summary.objects.get(thread=thread, status="pending")
+
+
+@pytest.fixture
+def memo_thread(acme):
+    """A thread over the small budget with one ready memo of its older range."""
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    compaction_services.summary_write(summary_id=_pending(thread).pk)
+    return thread
+
+
+def test_invalidating_a_covered_message_makes_the_memo_stale_and_requests_a_rebuild(
+    acme, memo_thread, django_capture_on_commit_callbacks
+):
+    memo = Summary.objects.get(thread=memo_thread, status="ready")
+    covered = Message.objects.get(public_id=memo.covered_ids[2])
+    fact = f"ORD-{1000 + 2}"
+    assert fact in covered.content
+    assert fact in memo.text
+    Message.objects.filter(pk=covered.pk).update(content="[erased]", erased_at=timezone.now())
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        invalidated = compaction_services.summaries_invalidate_for_messages(
+            message_ids=[covered.pk], actor=ERASER
+        )
+
+    assert [s.pk for s in invalidated] == [memo.pk]
+    memo.refresh_from_db()
+    assert memo.status == "stale"
+    rebuild = _pending(memo_thread)
+    assert (rebuild.first_id, rebuild.last_id) == (memo.first_id, memo.last_id)
+    assert rebuild.base_id is None
+    assert rebuild.covered_ids == memo.covered_ids
+    assert len(callbacks) == 1  # its task is sent after commit
+    event = AuditEvent.objects.get(action="summary.invalidated")
+    assert event.object_ids == [memo.public_id]
+    assert event.actor_id == "tests-erasure"
+
+    stale_not_used = post_context(acme.client, memo_thread, **SMALL)
+
+    assert stale_not_used.data["sections"]["memo"]["status"] == "pending"
+    assert stale_not_used.data["sections"]["memo"]["summary_id"] == rebuild.public_id
+    assert all(memo.text not in m["content"] for m in stale_not_used.data["messages"])
+
+    rebuilt = compaction_services.summary_write(summary_id=rebuild.pk)
+
+    assert rebuilt.status == "ready"
+    assert fact not in rebuilt.text
+    assert rebuilt.fingerprint != memo.fingerprint
+    used = post_context(acme.client, memo_thread, **SMALL)
+    assert used.data["sections"]["memo"]["summary_id"] == rebuilt.public_id
+
+
+def test_messages_outside_every_range_invalidate_nothing(acme, memo_thread):
+    recent = Message.objects.get(pk=memo_thread.active_leaf_id)
+
+    invalidated = compaction_services.summaries_invalidate_for_messages(
+        message_ids=[recent.pk], actor=ERASER
+    )
+
+    assert invalidated == []
+    assert Summary.objects.get(thread=memo_thread).status == "ready"
+
+
+def test_a_pending_memo_covering_a_changed_message_is_dropped_by_its_writer(acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    pending = _pending(thread)
+    first = Message.objects.get(pk=pending.first_id)
+    # A writer claims it (and is slow) …
+    attempt = compaction_services._claim(pending.pk)
+    assert attempt == 1
+
+    compaction_services.summaries_invalidate_for_messages(message_ids=[first.pk], actor=ERASER)
+
+    pending.refresh_from_db()
+    assert pending.status == "stale"
+    # … and its result is refused: the row is no longer pending under its claim.
+    written = Summary.objects.filter(pk=pending.pk, status="pending", attempts=attempt).update(
+        status="ready"
+    )
+    assert written == 0
+    assert compaction_services.summary_write(summary_id=pending.pk) is None
+    assert Summary.objects.filter(thread=thread, status="pending").count() == 1  # the rebuild
+
+
+def test_the_dispatcher_resends_only_lost_pending_memos(acme, settings):
+    settings.CONVMEM_MEMO_REDISPATCH_SECONDS = 60
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    lost = _pending(thread)
+    now = timezone.now()
+
+    assert compaction_services.summaries_dispatch_pending(now=now) == 0
+
+    later = now + timedelta(seconds=61)
+    assert compaction_services.summaries_dispatch_pending(now=later) == 1
+    lost.refresh_from_db()
+    assert lost.enqueued_at == later
+    assert compaction_services.summaries_dispatch_pending(now=later) == 0
+    # A live lease (a writer at work) is left alone even when the send is old.
+    Summary.objects.filter(pk=lost.pk).update(leased_until=later + timedelta(hours=1))
+    assert compaction_services.summaries_dispatch_pending(now=later + timedelta(minutes=5)) == 0
+
+
+@pytest.fixture
+def openai_settings(settings):
+    settings.CONVMEM_OPENAI_MODEL = "test-memo-model"
+    settings.CONVMEM_OPENAI_API_KEY = "sk-right"
+    settings.CONVMEM_OPENAI_TIMEOUT = 5.0
+    return settings
+
+
+def test_a_permanent_backend_error_fails_the_memo(acme, openai_settings):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    pending = _pending(thread)
+
+    with ChatServer(api_key="sk-other") as server:
+        openai_settings.CONVMEM_OPENAI_BASE_URL = server.base_url
+        with pytest.raises(BackendError) as raised:
+            compaction_services.summary_write(summary_id=pending.pk, backend=OpenAICompatBackend())
+
+    assert raised.value.retryable is False
+    pending.refresh_from_db()
+    assert pending.status == "failed"
+    assert "401" in pending.error
+    assert AuditEvent.objects.filter(action="summary.failed").count() == 1
+    # The next context asks for a new memo; it does not wait for or reuse the failed one.
+    again = post_context(acme.client, thread, **SMALL)
+    assert again.data["memo_status"] == "pending"
+    assert again.data["sections"]["memo"]["summary_id"] != pending.public_id
+
+
+def test_a_retryable_backend_error_keeps_the_memo_pending_for_a_retry(acme, openai_settings):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    pending = _pending(thread)
+
+    with ChatServer(mode="fail_n_then_ok", fail_n=1, api_key="sk-right") as server:
+        openai_settings.CONVMEM_OPENAI_BASE_URL = server.base_url
+        with pytest.raises(BackendError) as raised:
+            compaction_services.summary_write(summary_id=pending.pk, backend=OpenAICompatBackend())
+        pending.refresh_from_db()
+        assert raised.value.retryable is True
+        assert pending.status == "pending"
+        assert pending.leased_until is None
+        assert "500" in pending.error
+
+        written = compaction_services.summary_write(
+            summary_id=pending.pk, backend=OpenAICompatBackend()
+        )
+
+    assert written.status == "ready"
+    assert written.attempts == 2
+    assert written.backend == "openai"
+    assert written.model == "test-memo-model"
+    assert written.error == ""
+    assert written.token_count <= written.max_tokens
+
+
+def test_a_range_that_is_not_one_path_fails(acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 4)
+    ids = path_ids(thread)
+    first, last = (Message.objects.get(public_id=i) for i in (ids[3], ids[1]))
+    summary = compaction_services.summary_request(
+        thread=thread, actor=ERASER, first_id=first.pk, last_id=last.pk, max_tokens=100
+    )
+
+    assert compaction_services.summary_write(summary_id=summary.pk) is None
+
+    summary.refresh_from_db()
+    assert summary.status == "failed"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_context_requests_ask_for_one_memo(acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    barrier = threading.Barrier(4)
+    answers: list[str | None] = []
+
+    def assemble() -> None:
+        try:
+            barrier.wait()
+            fresh = Thread.objects.select_related("profile").get(pk=thread.pk)
+            assembly = context_assemble(thread=fresh, actor=ERASER, **SMALL)
+            answers.append(assembly.pending_memo["summary_id"])
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=assemble) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+    pending = Summary.objects.get(thread=thread)
+    assert answers == [pending.public_id] * 4
