@@ -14,6 +14,7 @@ from django.core.management.color import no_style
 from django.db import connection
 from django.db.models import Max
 
+from compaction import selectors as compaction_selectors
 from tests.conftest import SYSTEM
 from threads import selectors, services
 from threads.models import Message, Thread
@@ -111,10 +112,10 @@ def test_path_page_plan(deep_thread):
     assert [m.depth for m in page.messages] == list(range(2_000 - LIMIT + 1, 2_001))
 
 
-def test_budget_walk_plan(deep_thread):
-    # 10 messages of 3 tokens + 4 overhead reach a 70-token budget.
-    params = [4, deep_thread.active_leaf_id, deep_thread.pk, 4, 70, 10_000]
+def test_context_stretch_plan(deep_thread):
+    # 10 messages of 3 tokens + 4 overhead reach a 70-token budget (no memo to look ahead for).
+    params = [4, deep_thread.active_leaf_id, deep_thread.pk, 4, 10_000, 70, 70]
 
-    plan = explain(selectors._BUDGET_SQL, params)
+    plan = explain(compaction_selectors._STRETCH_SQL, params)
 
     assert_leaf_up_and_bounded(plan, rows=10)
