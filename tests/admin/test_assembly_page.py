@@ -1,0 +1,56 @@
+"""The assembly page: the recorded items in order, the budget bar, and replay with the hash."""
+
+from django.test import Client
+from django.urls import reverse
+
+from audit.admin_views import budget_bar
+from audit.models import AuditEvent
+from tests.admin.conftest import MemoThread
+
+
+def assembly_url(memo_thread: MemoThread) -> str:
+    return reverse("admin:audit_assemblyrecord_change", args=[memo_thread.assembly.public_id])
+
+
+def test_it_lists_the_items_in_order(support: Client, memo_thread: MemoThread):
+    response = support.get(assembly_url(memo_thread))
+
+    assert response.status_code == 200
+    items = response.context["items"]
+    assert [v.item["kind"] for v in items][:3] == ["system", "summary", "retrieved"]
+    assert items[1].summary.public_id == memo_thread.summary.public_id
+    assert items[0].content == "You are the support agent of a furniture shop."
+    assert items[2].content == "Lost parcels: refund or resend."
+    html = response.content.decode()
+    assert f"covers {memo_thread.summary.first.public_id}" in html
+    assert "kb:lost-parcels" in html
+    assert AuditEvent.objects.filter(action="thread.viewed", actor_id="sam-support").exists()
+
+
+def test_the_budget_bar_adds_up_to_the_window(support: Client, memo_thread: MemoThread):
+    tokens = memo_thread.assembly.tokens
+
+    bar = {
+        segment.key: segment for segment in support.get(assembly_url(memo_thread)).context["bar"]
+    }
+
+    assert {"system", "memo", "recent", "retrieved", "reserve", "free"} <= bar.keys()
+    assert sum(s.tokens for s in bar.values()) == tokens["window"]
+    assert bar["memo"].tokens == tokens["memo"] > 0
+    assert abs(sum(s.percent for s in bar.values()) - 100) < 0.1
+
+
+def test_budget_bar_shows_an_anchor_only_when_there_is_one():
+    tokens = {"window": 100, "reserve": 10, "system": 5, "memo": 0, "anchor": 0, "recent": 50}
+    keys = [s.key for s in budget_bar({**tokens, "retrieved": 0, "total": 55})]
+
+    assert keys == ["system", "memo", "recent", "retrieved", "reserve", "free"]
+    assert budget_bar({**tokens, "anchor": 7, "retrieved": 0, "total": 62})[2].key == "anchor"
+
+
+def test_replay_checks_the_hash(support: Client, memo_thread: MemoThread):
+    response = support.get(assembly_url(memo_thread), {"replay": "1"})
+
+    replay = response.context["replay"]
+    assert replay.matches, replay.reason
+    assert "Replay matches the recorded hash" in response.content.decode()

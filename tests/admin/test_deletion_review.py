@@ -1,0 +1,119 @@
+"""The deletion review page: footprint and legal hold before anything happens, then approve /
+reject / execute as separate, permission-checked, audited POSTs, and the proof afterwards."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from audit.deletion import deletion_request_file, deletion_request_perform
+from audit.events import Actor
+from audit.models import AuditEvent, DeletionRequest
+from audit.services import legal_hold_place
+from tests.admin.conftest import Branched
+from tests.conftest import SYSTEM
+from threads.models import Message
+
+
+@pytest.fixture
+def request_for(branched: Branched) -> DeletionRequest:
+    return deletion_request_file(
+        tenant=branched.thread.tenant, actor=SYSTEM, user_ref="user-7", reason="GDPR art. 17"
+    )
+
+
+def review_url(request: DeletionRequest) -> str:
+    return reverse("admin:audit_deletionrequest_change", args=[request.public_id])
+
+
+def step(client: Client, request: DeletionRequest, name: str, **data: str) -> None:
+    url = reverse(
+        "admin:audit_deletionrequest_step", kwargs={"object_id": request.public_id, "step": name}
+    )
+    response = client.post(url, data)
+    assert response.status_code == 302
+    assert response["Location"] == review_url(request)
+
+
+def test_the_review_shows_the_footprint_before_anything_happens(
+    compliance: Client, request_for: DeletionRequest
+):
+    response = compliance.get(review_url(request_for))
+
+    assert response.status_code == 200
+    footprint = response.context["footprint"]
+    assert (footprint.threads, footprint.messages, footprint.legal_holds) == (1, 7, [])
+    assert response.context["can_approve"]
+    assert not response.context["can_execute"]
+    html = response.content.decode()
+    assert 'id="approve"' in html
+    assert 'id="reject"' in html
+    assert 'id="execute"' not in html
+    assert 'id="no-hold"' in html
+    request_for.refresh_from_db()
+    assert request_for.status == "received"
+
+
+def test_approve_then_execute_then_proof(compliance: Client, request_for: DeletionRequest):
+    step(compliance, request_for, "approve")
+    request_for.refresh_from_db()
+    assert request_for.status == "approved"
+    assert 'id="execute"' in compliance.get(review_url(request_for)).content.decode()
+
+    step(compliance, request_for, "execute")
+    running = compliance.get(review_url(request_for))
+    assert running.context["running"]
+    assert 'http-equiv="refresh"' in running.content.decode()
+    # What the Celery task runs (audit.tasks.execute_deletion_request).
+    assert deletion_request_perform(request_id=request_for.pk)
+
+    done = compliance.get(review_url(request_for))
+    assert done.context["proof"]["counts"]["messages"] == 7
+    assert 'id="proof"' in done.content.decode()
+    assert not Message.objects.filter(content__contains="refund").exists()
+    actions = set(
+        AuditEvent.objects.filter(actor_id="cleo-compliance").values_list("action", flat=True)
+    )
+    assert {"deletion_request.approved", "deletion_request.execution_requested"} <= actions
+
+
+def test_reject_needs_a_reason(compliance: Client, request_for: DeletionRequest):
+    step(compliance, request_for, "reject", reason="")
+    request_for.refresh_from_db()
+    assert request_for.status == "received"
+
+    step(compliance, request_for, "reject", reason="Not the requester's data.")
+    request_for.refresh_from_db()
+    assert (request_for.status, request_for.rejection_reason) == (
+        "rejected",
+        "Not the requester's data.",
+    )
+
+
+def test_a_legal_hold_is_shown_and_blocks_execution(
+    compliance: Client, request_for: DeletionRequest
+):
+    legal_hold_place(
+        tenant=request_for.tenant,
+        actor=Actor.system("tests"),
+        reason="Litigation 2026-14",
+        user_ref="user-7",
+    )
+    step(compliance, request_for, "approve")
+
+    step(compliance, request_for, "execute")
+
+    page = compliance.get(review_url(request_for), follow=True)
+    html = page.content.decode()
+    assert "Under legal hold" in html
+    assert "Litigation 2026-14" in html
+    request_for.refresh_from_db()
+    assert request_for.status == "approved"
+    assert request_for.progress["state"] == "refused"
+
+
+def test_steps_need_post(compliance: Client, request_for: DeletionRequest):
+    url = reverse(
+        "admin:audit_deletionrequest_step",
+        kwargs={"object_id": request_for.public_id, "step": "approve"},
+    )
+    assert compliance.get(url).status_code == 403

@@ -1,0 +1,78 @@
+"""Real-browser fixtures: Debian's Chromium driven by Playwright against pytest-django's
+``live_server`` (a real HTTP server thread over the transactional test database).
+
+Playwright's sync API runs an asyncio loop in the test's thread. While it runs, Django refuses
+ORM calls from this thread, and the ORM would not even reach the test's own connection (Django
+keeps connections in context-local storage). So a test sets up its data first and only then
+opens the browser (``open_page``), and the browser is closed before pytest-django flushes the
+database. The one switch, ``DJANGO_ALLOW_ASYNC_UNSAFE``, is on only while a browser is open.
+"""
+
+import importlib
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group, Permission
+from playwright.sync_api import Page, sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+
+
+@pytest.fixture
+def staff_groups(transactional_db: None) -> None:
+    """The Support and Compliance groups, as the audit migration defines them.
+
+    The flush after every transactional test removes what migrations created (and other
+    modules' flushes re-create content types and permissions with new ids, so a serialized
+    rollback cannot restore them), so each test makes them again from the migration's table.
+    """
+    migration = importlib.import_module("audit.migrations.0004_permission_groups")
+    for name, wanted in migration.GROUPS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.set(
+            [
+                Permission.objects.get(content_type__app_label=app_label, codename=codename)
+                for app_label, codename in wanted
+            ]
+        )
+
+
+@pytest.fixture
+def open_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], Page]]:
+    """``open_page()`` launches Chromium and returns a fresh page; all is closed after the test."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
+    with ExitStack() as stack:
+
+        def open_() -> Page:
+            monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+            playwright = stack.enter_context(sync_playwright())
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            stack.callback(browser.close)
+            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            page.set_default_timeout(15_000)
+            return page
+
+        yield open_
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Save a full-page screenshot as ``test-artifacts/screenshots/<name>.png``."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
