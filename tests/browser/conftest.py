@@ -18,6 +18,8 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 from playwright.sync_api import Page, sync_playwright
 
+from tests.conftest import REQUIRE_SERVICES
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -40,7 +42,7 @@ def staff_groups(transactional_db: None) -> None:
     modules' flushes re-create content types and permissions with new ids, so a serialized
     rollback cannot restore them), so each test makes them again from the migration's table.
     """
-    migration = importlib.import_module("audit.migrations.0004_permission_groups")
+    migration = importlib.import_module("audit.migrations.0003_permission_groups")
     for name, wanted in migration.GROUPS.items():
         group, _ = Group.objects.get_or_create(name=name)
         group.permissions.set(
@@ -55,7 +57,10 @@ def staff_groups(transactional_db: None) -> None:
 def open_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], Page]]:
     """``open_page()`` launches Chromium and returns a fresh page; all is closed after the test."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)")
+        missing = "needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)"
+        if REQUIRE_SERVICES:
+            pytest.fail(missing)
+        pytest.skip(missing)
     with ExitStack() as stack:
 
         def open_() -> Page:

@@ -53,7 +53,7 @@ def remove_groups(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audit", "0003_compliance_records"),
+        ("audit", "0002_initial"),
         ("threads", "0001_initial"),
         ("compaction", "0002_initial"),
         ("auth", "0012_alter_user_first_name_max_length"),
