@@ -103,7 +103,7 @@ class UserExportView(APIView):
         description="The full history of every thread of one end user (`user_ref`) of the "
         "caller's tenant, in the `convmem.export/1` format. Streamed. Needs the `export` scope.",
         parameters=[
-            OpenApiParameter("user_ref", OpenApiTypes.STR, required=True),
+            OpenApiParameter("user_ref", {"type": "string", "minLength": 1}, required=True),
             FORMAT,
         ],
         responses=EXPORT_RESPONSES,

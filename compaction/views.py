@@ -1,10 +1,8 @@
 """Context and summaries API. Thin: parse, call a selector or service, serialize."""
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +19,7 @@ from compaction.serializers import (
 from convmem.api import actor_of, tenant_of
 from convmem.errors import InvalidRequest
 from threads.selectors import thread_get
+from threads.views import CURSOR, LIMIT, ThreadPagination
 
 
 class ContextView(APIView):
@@ -53,11 +52,8 @@ class ContextView(APIView):
         return Response(context_body(assembly))
 
 
-class SummaryPagination(CursorPagination):
-    ordering = ("-created_at", "-id")
-    page_size = settings.CONVMEM_PAGE_SIZE
-    page_size_query_param = "limit"
-    max_page_size = settings.CONVMEM_MAX_PAGE_SIZE
+class SummaryPagination(ThreadPagination):
+    """Newest first, with the thread list's checks: a bad `limit` or cursor is a 400."""
 
 
 class SummaryListView(APIView):
@@ -69,8 +65,8 @@ class SummaryListView(APIView):
         "`covered_ids`), status (pending, ready, stale, failed), text and faithfulness scores.",
         parameters=[
             OpenApiParameter("status", OpenApiTypes.STR, enum=[s.value for s in Summary.Status]),
-            OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (default 50)."),
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="Opaque cursor from `next`."),
+            LIMIT,
+            CURSOR,
         ],
         responses=inline_serializer(
             name="SummaryPage",

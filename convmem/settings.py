@@ -215,9 +215,14 @@ CONVMEM_EXPORT_BATCH_SIZE = env.int("CONVMEM_EXPORT_BATCH_SIZE", default=1000)
 BROKER_DIR = VAR_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    _visibility_timeout = env.int("CELERY_VISIBILITY_TIMEOUT", default=600)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Unacked (acks_late) tasks come back after this long if their worker died.
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
+        "visibility_timeout": _visibility_timeout,
+        # ...found by a sweep every few seconds (at most 10), not kombu's default ~100 s
+        # (10 s interval x throttle 10), which is tuned for an hour-long timeout.
+        "unacked_restore_interval": max(1, min(10, _visibility_timeout // 5)),
+        "unacked_restore_throttle": 1,
         "socket_connect_timeout": 2,
         "socket_timeout": 5,
         # Publishing (memo tasks, after commit on the request path) tries the broker once
