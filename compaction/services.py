@@ -111,7 +111,7 @@ def summary_request(
 
 def _lease_seconds() -> int:
     # Longer than the task's hard time limit: a lease only expires once its task is dead.
-    return settings.CONVMEM_MEMO_TIME_LIMIT + 30
+    return settings.CONVMEM_MEMO_TIME_LIMIT + settings.CONVMEM_MEMO_LEASE_MARGIN_SECONDS
 
 
 def _claim(summary_id: int) -> int | None:

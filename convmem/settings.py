@@ -199,6 +199,9 @@ CONVMEM_MEMO_RETRY_BACKOFF_MAX = env.float("CONVMEM_MEMO_RETRY_BACKOFF_MAX", def
 # is killed before the broker hands it to another worker.
 CONVMEM_MEMO_SOFT_TIME_LIMIT = env.int("CONVMEM_MEMO_SOFT_TIME_LIMIT", default=90)
 CONVMEM_MEMO_TIME_LIMIT = env.int("CONVMEM_MEMO_TIME_LIMIT", default=120)
+# A worker's claim on a memo outlives the hard time limit by this much, so a claim is only taken
+# over once the task holding it is surely dead (killed worker, lost machine).
+CONVMEM_MEMO_LEASE_MARGIN_SECONDS = env.int("CONVMEM_MEMO_LEASE_MARGIN_SECONDS", default=30)
 # A pending memo not picked up this long after it was enqueued is enqueued again (lost message,
 # broker down at request time).
 CONVMEM_MEMO_REDISPATCH_SECONDS = env.int("CONVMEM_MEMO_REDISPATCH_SECONDS", default=120)

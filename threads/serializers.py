@@ -141,9 +141,3 @@ def page_size(raw: str | None) -> int:
     if value < 1:
         raise serializers.ValidationError({"limit": "must be at least 1."})
     return min(value, settings.CONVMEM_MAX_PAGE_SIZE)
-
-
-class PageSerializer(serializers.Serializer):
-    """Schema-only wrapper for paginated lists."""
-
-    next = serializers.CharField(allow_null=True)

@@ -33,11 +33,12 @@ pytestmark = [
 THREADS = 4
 BUDGET = {"window_tokens": 600, "reserve_tokens": 100}
 # Short limits for the test worker: unacked deliveries come back after 5 s; a memo write's
-# lease (time limit + 30 s) expires soon after the writer is killed.
+# lease (time limit + margin) expires soon after the writer is killed.
 WORKER_LIMITS = {
     "CELERY_VISIBILITY_TIMEOUT": "5",
     "CONVMEM_MEMO_SOFT_TIME_LIMIT": "3",
     "CONVMEM_MEMO_TIME_LIMIT": "4",
+    "CONVMEM_MEMO_LEASE_MARGIN_SECONDS": "3",
     "CONVMEM_OPENAI_TIMEOUT": "60",
 }
 
