@@ -22,13 +22,19 @@ e. drop the rest: only history older than what the memo and recent turns show.
 
 Render order is chronological: anchor, memo, recent (where retrieved material goes is the
 assembler's choice). Memos are requested ahead of need; see ``curate`` for the exact rule.
+
+Versions: ``curator/1`` ended each requested memo just before the last ``min_recent_turns``
+turns, so right after a memo became ready the model saw little more than the memo and those
+few turns. ``curator/2`` (the default) ends the memo earlier, leaving about half of the
+high-water mark verbatim, so more of the window holds the original words.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-VERSION = "curator/1"
+CURATOR_1 = "curator/1"
+VERSION = "curator/2"
 TASK_ROLE = "user"
 
 
@@ -215,6 +221,12 @@ class Curator(Protocol):
     ) -> Plan: ...
 
 
+class RequestEnd(Protocol):
+    """Where a requested memo ends: an index into the path, given each turn's cost."""
+
+    def __call__(self, costs: Sequence[int], available: int, policy: Policy) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _PlacedMemo:
     """A usable memo with the path indices it covers (``start`` … ``end``) and its cost."""
@@ -244,9 +256,50 @@ def curate(
     or ahead of need: when the turns after the used memo (all turns, without one) cost more than
     ``high_water`` x available and the request would summarise at least ``(1 - high_water)`` x
     available of them, so a long conversation asks for a memo about once per that many tokens,
-    never once per turn. The requested range ends just before the last ``min_recent_turns``
-    turns and must end after the used memo's last turn.
+    never once per turn. The requested range leaves the newest turns worth about
+    ``high_water / 2`` x available verbatim (never fewer than ``min_recent_turns``) and must end
+    after the used memo's last turn.
     """
+    return _curate(path, memos, budget, policy, head, VERSION, _end_leaving_half_high_water)
+
+
+def curate_v1(
+    path: Sequence[Turn],
+    memos: Sequence[Memo],
+    budget: Budget,
+    policy: Policy,
+    *,
+    head: Turn | None = None,
+) -> Plan:
+    """``curator/1``: as ``curate``, but a requested memo ends just before the last
+    ``min_recent_turns`` turns. Kept runnable for assemblies recorded with it."""
+    return _curate(path, memos, budget, policy, head, CURATOR_1, _end_before_recent_floor)
+
+
+def _end_before_recent_floor(costs: Sequence[int], available: int, policy: Policy) -> int:
+    return len(costs) - policy.min_recent_turns - 1
+
+
+def _end_leaving_half_high_water(costs: Sequence[int], available: int, policy: Policy) -> int:
+    """The last index a memo should cover so that the turns after it cost about
+    ``high_water / 2`` x available: what stays verbatim once the memo is ready."""
+    keep = policy.high_water / 2 * available
+    end, tail = len(costs) - 1, 0
+    while end >= 0 and tail + costs[end] <= keep:
+        tail += costs[end]
+        end -= 1
+    return min(end, _end_before_recent_floor(costs, available, policy))
+
+
+def _curate(
+    path: Sequence[Turn],
+    memos: Sequence[Memo],
+    budget: Budget,
+    policy: Policy,
+    head: Turn | None,
+    version: str,
+    request_end: RequestEnd,
+) -> Plan:
     _check_path(path, head)
     costs = [turn.tokens + policy.message_overhead for turn in path]
     floor_start, room = _keep_recent_floor(costs, budget, policy.min_recent_turns)
@@ -263,13 +316,21 @@ def curate(
     shown = set(covered) | set(range(recent_start, len(path))) | ({0} if anchor_on_path else set())
     dropped = tuple(turn.id for index, turn in enumerate(path) if index not in shown)
     return Plan(
-        version=VERSION,
+        version=version,
         memo=memo.memo if memo else None,
         covered=tuple(path[index].id for index in covered),
         anchor=(anchor.id,) if anchor else (),
         recent=tuple(turn.id for turn in path[recent_start:]),
         dropped=dropped,
-        request=_memo_request(path, costs, memo, bool(dropped), budget.available, policy),
+        request=_memo_request(
+            path,
+            costs,
+            memo,
+            bool(dropped),
+            budget.available,
+            policy,
+            request_end(costs, budget.available, policy),
+        ),
         tokens=_tokens(budget, memo, anchor_cost, sum(costs[recent_start:])),
     )
 
@@ -362,9 +423,9 @@ def _memo_request(
     dropped_any: bool,
     available: int,
     policy: Policy,
+    end: int,
 ) -> MemoRequest | None:
-    """The memo to write next, or None (rule in ``curate``'s docstring)."""
-    end = len(path) - policy.min_recent_turns - 1
+    """The memo to write next, ending at index ``end``, or None (rule in ``curate``)."""
     base_end = memo.end if memo else -1
     if end <= base_end:
         return None
@@ -414,7 +475,7 @@ def _tokens(budget: Budget, memo: _PlacedMemo | None, anchor: int, recent: int) 
     )
 
 
-CURATORS: dict[str, Curator] = {VERSION: curate}
+CURATORS: dict[str, Curator] = {CURATOR_1: curate_v1, VERSION: curate}
 
 
 def get_curator(version: str) -> Curator:

@@ -2,6 +2,7 @@
 
 from audit.models import AssemblyRecord, AuditEvent, ContentBlob
 from compaction import services as compaction_services
+from compaction.curator import VERSION
 from compaction.models import Summary
 from compaction.rendering import item_text_key, render, rendered_hash
 from compaction.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, count_tokens
@@ -69,7 +70,7 @@ def test_it_records_the_assembly_as_ids_and_a_hash(acme):
     record = AssemblyRecord.objects.get(public_id=r.data["assembly_id"])
     assert record.thread == thread
     assert record.leaf_id == thread.active_leaf_id
-    assert record.assembler_version == "curator/1" == r.data["assembler_version"]
+    assert record.assembler_version == VERSION == r.data["assembler_version"]
     kinds = [item["kind"] for item in record.items]
     assert kinds == ["system", "retrieved", "message", "message", "message"]
     assert record.budget["window"] == 8192

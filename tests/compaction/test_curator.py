@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction.curator import (
+    CURATOR_1,
     VERSION,
     Budget,
     BudgetTooSmall,
@@ -18,6 +19,7 @@ from compaction.curator import (
     Turn,
     UnknownCuratorVersion,
     curate,
+    curate_v1,
     get_curator,
 )
 
@@ -130,6 +132,7 @@ def test_budget_too_small_names_retrieved_material_when_there_is_some() -> None:
 
 def test_get_curator_keeps_versions_runnable() -> None:
     assert get_curator(VERSION) is curate
+    assert get_curator(CURATOR_1) is curate_v1
     with pytest.raises(UnknownCuratorVersion, match="curator/0"):
         get_curator("curator/0")
 
@@ -175,6 +178,30 @@ def test_memos_reaching_into_the_recent_turns_or_too_big_are_passed_over() -> No
     plan = curate(path, [into_recent, too_big, fitting], Budget(window=800, reserve=100), PLAIN)
 
     assert plan.memo == fitting
+
+
+def test_a_requested_memo_leaves_half_of_high_water_verbatim() -> None:
+    # 20 turns of 20 tokens (400) pass high water (0.75 x 500 = 375); half of it is 187 tokens,
+    # which the newest 9 turns fit in: the memo covers turns 1-11, the rest stays verbatim.
+    path = conversation(*[20] * 20)
+    budget = Budget(window=600, reserve=100)
+
+    plan = curate(path, [], budget, PLAIN)
+
+    assert plan.version == VERSION
+    assert plan.request == MemoRequest(
+        first_id=1, last_id=11, base_memo_id=None, new_ids=tuple(range(1, 12))
+    )
+
+
+def test_curator_1_ends_the_memo_just_before_the_recent_floor() -> None:
+    path = conversation(*[20] * 20)
+
+    plan = curate_v1(path, [], Budget(window=600, reserve=100), PLAIN)
+
+    assert plan.version == CURATOR_1
+    assert plan.request is not None
+    assert plan.request.last_id == 18
 
 
 def test_no_request_when_it_would_not_advance_past_the_memo() -> None:
