@@ -83,10 +83,26 @@ def _tombstone(live: QuerySet[Message], now: datetime) -> tuple[list[int], list[
         if not batch:
             return pks, ids
         batch_pks = [pk for pk, _ in batch]
-        Message.objects.filter(pk__in=batch_pks).update(content=ERASED, erased_at=now)
+        Message.objects.filter(pk__in=batch_pks).update(
+            content=ERASED, content_parts=None, metadata={}, erased_at=now
+        )
+        _erase_tool_arguments(batch_pks)
         pks += batch_pks
         ids += [public_id for _, public_id in batch]
         last = batch_pks[-1]
+
+
+def _erase_tool_arguments(pks: list[int]) -> None:
+    """Keep the calls' ids and names (the structure the model input needs) and erase the
+    arguments, which carry what the user asked for."""
+    calling = Message.objects.filter(pk__in=pks, tool_calls__isnull=False)
+    for message in calling.only("pk", "tool_calls"):
+        message.tool_calls = erased_tool_calls(message.tool_calls)
+        message.save(update_fields=["tool_calls"])
+
+
+def erased_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**call, "function": {**call["function"], "arguments": ERASED}} for call in calls]
 
 
 def _covers(summary: Summary, pks: set[int], ids: set[str]) -> bool:
@@ -148,8 +164,8 @@ def _redact_idempotency(thread: Thread, ids: set[str], everything: bool) -> int:
     return redacted
 
 
-CONTENT_KEYS = {"content", "text", "rendered_text"}
-PERSONAL_KEYS = {"title": "", "metadata": {}}
+CONTENT_KEYS = {"content", "text", "rendered_text", "arguments"}
+PERSONAL_KEYS = {"title": "", "metadata": {}, "content_parts": None}
 
 
 def redact_content(value: Any) -> Any:

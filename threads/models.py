@@ -63,13 +63,26 @@ class Message(TreeNode):
     """One node of a thread's tree. Content is never overwritten except by erasure.
 
     ``depth`` (root = 0) and ``token_count`` are computed once at write; nodes never move, so
-    both stay true for the node's lifetime.
+    both stay true for the node's lifetime. ``token_count`` is what the message costs in the
+    model input without the per-message framing: its text, its content parts and tool calls
+    (see ``threads.content``).
+
+    Agent turns follow the OpenAI Chat Completions shapes: ``content_parts`` keeps the parts a
+    message was sent as (text, images and files by reference; ``content`` then holds the text
+    parts), an assistant turn may carry ``tool_calls`` (and the ``model`` and ``usage`` the
+    model reported), and a ``tool`` message answers one of them by ``tool_call_id``.
     """
 
     public_id = models.CharField(max_length=40, unique=True, default=new_message_id, editable=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField(blank=True)
+    content_parts = models.JSONField(null=True, blank=True)
+    tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=255, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    model = models.CharField(max_length=128, blank=True)
+    usage = models.JSONField(null=True, blank=True)
     token_count = models.PositiveIntegerField(default=0)
     depth = models.PositiveIntegerField(default=0)
     edits = models.ForeignKey(
@@ -96,6 +109,14 @@ class Message(TreeNode):
                 condition=(Q(role="root") & Q(parent__isnull=True))
                 | (~Q(role="root") & Q(parent__isnull=False)),
                 name="message_root_iff_no_parent",
+            ),
+            models.CheckConstraint(
+                condition=Q(role="tool") | Q(tool_call_id=""),
+                name="message_tool_call_id_on_tool",
+            ),
+            models.CheckConstraint(
+                condition=Q(tool_calls__isnull=True) | Q(role="assistant"),
+                name="message_tool_calls_on_assistant",
             ),
         ]
 

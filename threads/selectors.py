@@ -7,6 +7,7 @@ with ``tree_filter`` its cost grows with the depth of the thread (measured: 34 s
 The SQL below is plain enough to run unchanged on PostgreSQL and SQLite.
 """
 
+import json
 from dataclasses import dataclass
 
 from django.db import connection
@@ -74,6 +75,61 @@ LEFT JOIN {MESSAGE_TABLE} e ON e.id = m.edits_id
 LEFT JOIN audit_assemblyrecord a ON a.id = m.assembly_id
 ORDER BY path.n DESC
 """
+
+
+@dataclass(frozen=True)
+class ToolGroup:
+    """An assistant turn's tool calls and which of them the tool messages after it answer."""
+
+    opener_id: int
+    call_ids: tuple[str, ...]
+    answered: frozenset[str]
+
+    @property
+    def missing(self) -> list[str]:
+        return [call_id for call_id in self.call_ids if call_id not in self.answered]
+
+
+# Leaf-up from a node while the rows are tool messages: the tool results of one group and,
+# above them, the turn they answer. Bounded by the number of calls one turn may make.
+_TOOL_GROUP_SQL = f"""
+WITH RECURSIVE up(id, parent_id, role, n) AS (
+    SELECT id, parent_id, role, 1 FROM {MESSAGE_TABLE} WHERE id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, m.role, up.n + 1
+    FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
+    WHERE up.role = 'tool' AND up.n < %s
+)
+SELECT m.id, m.role, m.tool_calls, m.tool_call_id FROM up JOIN {MESSAGE_TABLE} m ON m.id = up.id
+ORDER BY up.n
+"""
+
+
+def tool_group_ending_at(*, message: Message, max_calls: int) -> ToolGroup | None:
+    """The tool group ``message`` ends, if it ends one: it is an assistant turn with tool calls,
+    or a tool message answering one (the group is then read leaf-up, one query). None for any
+    other message, and for tool messages recorded without a call to answer.
+    """
+    if message.role == Role.ASSISTANT and message.tool_calls:
+        return ToolGroup(
+            opener_id=message.pk,
+            call_ids=tuple(call["id"] for call in message.tool_calls),
+            answered=frozenset(),
+        )
+    if message.role != Role.TOOL:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_TOOL_GROUP_SQL, [message.pk, max_calls + 2])
+        rows = cursor.fetchall()
+    opener_id, role, tool_calls, _ = rows[-1]
+    if role != Role.ASSISTANT or not tool_calls:
+        return None
+    calls = json.loads(tool_calls) if isinstance(tool_calls, str) else tool_calls
+    return ToolGroup(
+        opener_id=opener_id,
+        call_ids=tuple(call["id"] for call in calls),
+        answered=frozenset(call_id for _, row_role, _, call_id in rows[:-1] if call_id),
+    )
 
 
 @dataclass(frozen=True)

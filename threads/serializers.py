@@ -4,6 +4,7 @@ import json
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from threads.models import API_ROLES, Message, Role, Thread
@@ -68,6 +69,73 @@ class ThreadUpdateSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
 
 
+CONTENT_PART_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "type": {"type": "string", "enum": ["text", "image_url", "file"]},
+        "text": {"type": "string"},
+        "image_url": {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "format": "uri"},
+                "detail": {"type": "string", "enum": ["auto", "low", "high"]},
+            },
+            "required": ["url"],
+        },
+        "file": {
+            "type": "object",
+            "properties": {"file_id": {"type": "string"}},
+            "required": ["file_id"],
+        },
+    },
+    "required": ["type"],
+}
+TOOL_CALL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "type": {"type": "string", "enum": ["function"]},
+        "function": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "arguments": {"type": "string"}},
+            "required": ["name", "arguments"],
+        },
+    },
+    "required": ["id", "function"],
+}
+USAGE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "prompt_tokens": {"type": "integer", "minimum": 0},
+        "completion_tokens": {"type": "integer", "minimum": 0},
+        "total_tokens": {"type": "integer", "minimum": 0},
+    },
+    "required": ["prompt_tokens", "completion_tokens"],
+}
+
+
+@extend_schema_field(
+    {"oneOf": [{"type": "string"}, {"type": "array", "items": CONTENT_PART_SCHEMA}]}
+)
+class ContentField(serializers.JSONField):
+    """A string, or a list of OpenAI content parts (checked by ``threads.content``)."""
+
+
+@extend_schema_field({"type": "array", "items": TOOL_CALL_SCHEMA, "nullable": True})
+class ToolCallsField(serializers.JSONField):
+    """An assistant turn's tool calls (checked by ``threads.content``)."""
+
+
+@extend_schema_field({**USAGE_SCHEMA, "nullable": True})
+class UsageField(serializers.JSONField):
+    """Tokens the model reported for an assistant turn."""
+
+
+@extend_schema_field({"type": "array", "items": CONTENT_PART_SCHEMA, "nullable": True})
+class ContentPartsField(serializers.JSONField):
+    """The parts a message was sent as (null for plain text)."""
+
+
 class MessageSerializer(serializers.ModelSerializer):
     """A message; selectors and services attach the related public ids as attributes."""
 
@@ -78,6 +146,13 @@ class MessageSerializer(serializers.ModelSerializer):
     assembly_id = serializers.CharField(
         source="assembly_public_id", read_only=True, allow_null=True
     )
+    content = serializers.CharField(
+        read_only=True, help_text="The text (the text parts, when sent as content parts)."
+    )
+    content_parts = ContentPartsField(read_only=True)
+    tool_calls = ToolCallsField(read_only=True)
+    tool_call_id = serializers.SerializerMethodField()
+    usage = UsageField(read_only=True)
     erased = serializers.SerializerMethodField()
 
     class Meta:
@@ -88,6 +163,12 @@ class MessageSerializer(serializers.ModelSerializer):
             "parent_id",
             "role",
             "content",
+            "content_parts",
+            "tool_calls",
+            "tool_call_id",
+            "metadata",
+            "model",
+            "usage",
             "token_count",
             "edits_id",
             "assembly_id",
@@ -98,6 +179,9 @@ class MessageSerializer(serializers.ModelSerializer):
 
     def get_thread_id(self, message: Message) -> str:
         return self.context["thread"].public_id
+
+    def get_tool_call_id(self, message: Message) -> str | None:
+        return message.tool_call_id or None
 
     def get_erased(self, message: Message) -> bool:
         return message.erased_at is not None
@@ -121,13 +205,38 @@ class TreeNodeSerializer(MessageSerializer):
 
 class MessageCreateSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=[str(r) for r in API_ROLES])
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    content = ContentField(
+        allow_null=True,
+        help_text="Text, or a list of content parts (text; images and files by reference on "
+        "user turns). May be empty or null on an assistant turn that only calls tools.",
+    )
     parent_id = serializers.CharField(max_length=40, required=False, allow_null=True)
     assembly_id = serializers.CharField(max_length=40, required=False, allow_null=True)
+    tool_calls = ToolCallsField(
+        required=False, help_text="Assistant turns: the tool calls the model made."
+    )
+    tool_call_id = serializers.CharField(
+        max_length=255,
+        required=False,
+        trim_whitespace=False,
+        help_text="Tool messages: the id of the call this result answers.",
+    )
+    metadata = serializers.DictField(required=False, validators=[_validate_metadata])
+    model = serializers.CharField(
+        max_length=128,
+        required=False,
+        allow_blank=True,
+        help_text="Assistant turns: the model that wrote it, as the model reported it.",
+    )
+    usage = UsageField(required=False, help_text="Assistant turns: the usage the model reported.")
 
 
 class MessageEditSerializer(serializers.Serializer):
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    content = ContentField(allow_null=True)
+    tool_calls = ToolCallsField(
+        required=False, help_text="Assistant turns: new tool calls (default: the original's)."
+    )
+    metadata = serializers.DictField(required=False, validators=[_validate_metadata])
 
 
 def page_size(raw: str | None) -> int:

@@ -9,6 +9,7 @@ a time, so appends to different threads never wait on each other. On SQLite the 
 no-op; ``transaction_mode=IMMEDIATE`` serialises writers instead.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -16,9 +17,11 @@ from django.db import transaction
 
 from audit.events import Actor, audit_event_record
 from audit.models import AssemblyRecord
-from compaction.tokens import count_tokens
-from convmem.errors import InvalidRequest, PayloadTooLarge
+from convmem.errors import InvalidRequest
 from convmem.models import Tenant
+from threads import content as content_rules
+from threads import selectors
+from threads.content import Content
 from threads.models import API_ROLES, Message, Role, Thread
 
 
@@ -26,14 +29,61 @@ def thread_encoding(thread: Thread) -> str:
     return thread.profile.encoding if thread.profile else settings.CONVMEM_DEFAULT_ENCODING
 
 
-def check_content(content: str) -> None:
-    limit = settings.CONVMEM_MAX_CONTENT_CHARS
-    if len(content) > limit:
-        raise PayloadTooLarge(
-            f"content is {len(content)} characters; the limit is {limit}.", code="content_too_large"
+@dataclass(frozen=True)
+class TurnBody:
+    """A checked message body: content, the agent fields, and its token count."""
+
+    content: Content
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str
+    metadata: dict[str, Any]
+    model: str
+    usage: dict[str, int] | None
+    token_count: int
+
+
+def turn_body_check(
+    *,
+    thread: Thread,
+    role: str,
+    content: Any,
+    tool_calls: Any = None,
+    tool_call_id: Any = None,
+    metadata: dict[str, Any] | None = None,
+    model: str = "",
+    usage: Any = None,
+) -> TurnBody:
+    """Check a message body against its role and price it (``InvalidRequest`` if it does not
+    fit the role). Done before any lock is taken: nothing here reads the tree."""
+    if role not in API_ROLES:
+        raise InvalidRequest(f"role must be one of {', '.join(API_ROLES)}.", code="invalid_role")
+    if tool_calls is not None and role != Role.ASSISTANT:
+        raise InvalidRequest("tool_calls are accepted on assistant messages only.", code="invalid")
+    if role == Role.TOOL and tool_call_id is None:
+        raise InvalidRequest(
+            "a tool message needs the tool_call_id of the call it answers.",
+            code="tool_call_id_required",
         )
-    if not content.strip():
-        raise InvalidRequest("content must not be empty.", code="empty_content")
+    if role != Role.TOOL and tool_call_id is not None:
+        raise InvalidRequest("tool_call_id is accepted on tool messages only.", code="invalid")
+    if (model or usage is not None) and role != Role.ASSISTANT:
+        raise InvalidRequest(
+            "model and usage are accepted on assistant messages only.", code="invalid"
+        )
+    calls = content_rules.normalise_tool_calls(tool_calls) if tool_calls is not None else None
+    body = content_rules.normalise_content(content, role=role, allow_empty=calls is not None)
+    call_id = "" if tool_call_id is None else content_rules.normalise_tool_call_id(tool_call_id)
+    return TurnBody(
+        content=body,
+        tool_calls=calls,
+        tool_call_id=call_id,
+        metadata=metadata or {},
+        model=model,
+        usage=None if usage is None else content_rules.normalise_usage(usage),
+        token_count=content_rules.message_token_count(
+            content=body, tool_calls=calls, encoding=thread_encoding(thread)
+        ),
+    )
 
 
 @transaction.atomic
@@ -96,13 +146,43 @@ def _assembly_of(thread: Thread, public_id: str | None, role: str) -> AssemblyRe
     return assembly
 
 
+def _check_tool_sequence(*, parent: Message, role: str, tool_call_id: str) -> None:
+    """Keep every path valid Chat Completions input: a tool message answers an unanswered call
+    of the assistant turn its tool group starts with, and nothing else follows a turn whose
+    calls are not all answered yet."""
+    group = selectors.tool_group_ending_at(message=parent, max_calls=content_rules.MAX_TOOL_CALLS)
+    if role == Role.TOOL:
+        if group is None:
+            raise InvalidRequest(
+                "a tool message must follow the assistant turn whose tool call it answers "
+                "(or that turn's other tool results).",
+                code="tool_result_without_call",
+            )
+        if tool_call_id not in group.call_ids:
+            raise InvalidRequest(
+                f"tool_call_id {tool_call_id!r} is not a call of the assistant turn this tool "
+                f"message follows (its calls: {', '.join(group.call_ids)}).",
+                code="unknown_tool_call",
+            )
+        if tool_call_id in group.answered:
+            raise InvalidRequest(
+                f"tool call {tool_call_id!r} already has its result on this path.",
+                code="tool_call_answered",
+            )
+    elif group is not None and group.missing:
+        raise InvalidRequest(
+            f"the assistant's tool calls {', '.join(group.missing)} have no result yet; append "
+            "a tool message for each before the next turn.",
+            code="tool_results_pending",
+        )
+
+
 def _insert_node(
     *,
     thread: Thread,
     parent: Message,
     role: str,
-    content: str,
-    token_count: int,
+    body: TurnBody,
     edits: Message | None = None,
     assembly: AssemblyRecord | None = None,
 ) -> Message:
@@ -110,8 +190,14 @@ def _insert_node(
         thread=thread,
         parent=parent,
         role=role,
-        content=content,
-        token_count=token_count,
+        content=body.content.text,
+        content_parts=body.content.parts,
+        tool_calls=body.tool_calls,
+        tool_call_id=body.tool_call_id,
+        metadata=body.metadata,
+        model=body.model,
+        usage=body.usage,
+        token_count=body.token_count,
         depth=parent.depth + 1,
         edits=edits,
         assembly=assembly,
@@ -133,33 +219,42 @@ def message_append(
     thread: Thread,
     actor: Actor,
     role: str,
-    content: str,
+    content: Any,
     parent_public_id: str | None = None,
     assembly_public_id: str | None = None,
+    tool_calls: Any = None,
+    tool_call_id: Any = None,
+    metadata: dict[str, Any] | None = None,
+    model: str = "",
+    usage: Any = None,
 ) -> Message:
     """Append a node under ``parent_public_id`` (default: the active leaf) and make it the leaf.
 
-    Takes the thread row lock (see module docstring). Two appends to the same parent both
-    survive as siblings; the leaf ends on whichever committed last.
+    ``content`` is a string or a list of content parts; see ``turn_body_check`` and
+    ``threads.content`` for the agent fields. Takes the thread row lock (see module
+    docstring). Two appends to the same parent both survive as siblings; the leaf ends on
+    whichever committed last.
     """
-    if role not in API_ROLES:
-        raise InvalidRequest(f"role must be one of {', '.join(API_ROLES)}.", code="invalid_role")
-    check_content(content)
-    token_count = count_tokens(content, thread_encoding(thread))
+    body = turn_body_check(
+        thread=thread,
+        role=role,
+        content=content,
+        tool_calls=tool_calls,
+        tool_call_id=tool_call_id,
+        metadata=metadata,
+        model=model,
+        usage=usage,
+    )
     with transaction.atomic():
         locked = _lock_thread(thread)
         if parent_public_id is None:
             parent = locked.active_leaf
         else:
             parent = _node_of(locked, parent_public_id, field="parent_id")
+        _check_tool_sequence(parent=parent, role=role, tool_call_id=body.tool_call_id)
         assembly = _assembly_of(locked, assembly_public_id, role)
         message = _insert_node(
-            thread=locked,
-            parent=parent,
-            role=role,
-            content=content,
-            token_count=token_count,
-            assembly=assembly,
+            thread=locked, parent=parent, role=role, body=body, assembly=assembly
         )
         _move_leaf(locked, message)
         audit_event_record(
@@ -168,29 +263,47 @@ def message_append(
             tenant_id=locked.tenant_id,
             thread_public_id=locked.public_id,
             object_ids=[message.public_id],
-            details={"role": role, "parent_id": message.parent_public_id, "tokens": token_count},
+            details={
+                "role": role,
+                "parent_id": message.parent_public_id,
+                "tokens": body.token_count,
+            },
         )
     return message
 
 
-def message_edit(*, thread: Thread, actor: Actor, message_public_id: str, content: str) -> Message:
+def message_edit(
+    *,
+    thread: Thread,
+    actor: Actor,
+    message_public_id: str,
+    content: Any,
+    tool_calls: Any = None,
+    metadata: dict[str, Any] | None = None,
+) -> Message:
     """Make a sibling of the message with new content; it becomes the active leaf.
 
-    The edited node and its subtree stay as they were ("what did it say before the edit").
+    The sibling keeps the original's role and ``tool_call_id``, and its ``tool_calls`` unless
+    new ones are given. The edited node and its subtree stay as they were ("what did it say
+    before the edit").
     """
-    check_content(content)
-    token_count = count_tokens(content, thread_encoding(thread))
+    # A node's role and tool fields never change, so the body is checked (and tokenised)
+    # before the lock is taken.
+    original = _node_of(thread, message_public_id, field="message")
+    body = turn_body_check(
+        thread=thread,
+        role=original.role,
+        content=content,
+        tool_calls=original.tool_calls if tool_calls is None else tool_calls,
+        tool_call_id=original.tool_call_id or None,
+        metadata=metadata,
+    )
     with transaction.atomic():
         locked = _lock_thread(thread)
-        original = _node_of(locked, message_public_id, field="message")
         parent = Message.objects.get(pk=original.parent_id)
+        _check_tool_sequence(parent=parent, role=original.role, tool_call_id=body.tool_call_id)
         message = _insert_node(
-            thread=locked,
-            parent=parent,
-            role=original.role,
-            content=content,
-            token_count=token_count,
-            edits=original,
+            thread=locked, parent=parent, role=original.role, body=body, edits=original
         )
         _move_leaf(locked, message)
         audit_event_record(
@@ -199,7 +312,7 @@ def message_edit(*, thread: Thread, actor: Actor, message_public_id: str, conten
             tenant_id=thread.tenant_id,
             thread_public_id=locked.public_id,
             object_ids=[message.public_id, original.public_id],
-            details={"edits_id": original.public_id, "tokens": token_count},
+            details={"edits_id": original.public_id, "tokens": body.token_count},
         )
     return message
 

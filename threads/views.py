@@ -199,6 +199,11 @@ class MessageListCreateView(APIView):
                 content=fields["content"],
                 parent_public_id=fields.get("parent_id"),
                 assembly_public_id=fields.get("assembly_id"),
+                tool_calls=fields.get("tool_calls"),
+                tool_call_id=fields.get("tool_call_id"),
+                metadata=fields.get("metadata"),
+                model=fields.get("model", ""),
+                usage=fields.get("usage"),
             )
             return 201, MessageSerializer(message, context={"thread": thread}).data, thread
 
@@ -226,6 +231,8 @@ class MessageEditView(APIView):
                 actor=actor_of(request),
                 message_public_id=message_id,
                 content=data.validated_data["content"],
+                tool_calls=data.validated_data.get("tool_calls"),
+                metadata=data.validated_data.get("metadata"),
             )
             return 201, MessageSerializer(message, context={"thread": thread}).data, thread
 

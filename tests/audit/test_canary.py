@@ -25,6 +25,7 @@ from threads.models import Message, Thread
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 TURNS = 20
+AGENT_TURNS = 3
 
 
 def db_hits(needle: str) -> dict[str, int]:
@@ -129,7 +130,31 @@ def converse(client, user_ref: str, canary: str) -> Thread:
             HTTP_IDEMPOTENCY_KEY=next(keys),
         )
         assert response.status_code == 201
+    for body in agent_turns(canary):
+        response = client.post(
+            f"/api/v1/threads/{thread_id}/messages",
+            body,
+            format="json",
+            HTTP_IDEMPOTENCY_KEY=next(keys),
+        )
+        assert response.status_code == 201, response.data
     return Thread.objects.get(public_id=thread_id)
+
+
+def agent_turns(canary: str) -> list[dict]:
+    """A tool call and its result, then a user turn with an image: the canary in the tool's
+    arguments, the message metadata, the result and a content part's URL."""
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "crm_lookup", "arguments": f'{{"customer": "{canary}"}}'},
+    }
+    image = {"type": "image_url", "image_url": {"url": f"https://cdn.example/{canary}.png"}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call], "metadata": {"c": canary}},
+        {"role": "tool", "tool_call_id": "call_1", "content": f"{canary}: premium since 2019"},
+        {"role": "user", "content": [{"type": "text", "text": f"I am {canary}"}, image]},
+    ]
 
 
 def assemble(client, thread: Thread, canary: str) -> dict:
@@ -162,6 +187,9 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
     planted = db_hits(canary)
     assert {
         "threads_message.content",
+        "threads_message.content_parts",
+        "threads_message.tool_calls",
+        "threads_message.metadata",
         "threads_thread.title",
         "threads_thread.metadata",
         "threads_idempotencyrecord.response_body",
@@ -188,11 +216,11 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
     assert broker_hits(canary) == []
     assert Message.objects.filter(thread=subject, erased_at__isnull=True).count() == 1  # root
     survivors = db_hits(bystander)
-    assert survivors["threads_message.content"] == TURNS
+    assert survivors["threads_message.content"] == TURNS + 2  # the tool result, the user turn
     assert "compaction_summary.text" in survivors
     assert "audit_assemblyrecord.rendered_text" in survivors
     proof = DeletionRequest.objects.get(pk=request.pk).proof
-    assert proof["counts"]["messages"] == TURNS
+    assert proof["counts"]["messages"] == TURNS + AGENT_TURNS
     assert proof["counts"]["summaries"] >= 1
     assert proof["counts"]["assembly_snapshots"] == 2
     assert proof["counts"]["content_blobs"] == 2

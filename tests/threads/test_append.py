@@ -46,8 +46,16 @@ def test_parent_defaults_to_the_active_leaf_and_the_leaf_moves(acme, idem):
     thread = make_thread(acme.tenant)
     url = messages_url(thread.public_id)
     ids = []
-    for i, role in enumerate(["system", "user", "assistant", "tool", "user"]):
-        r = acme.client.post(url, {"role": role, "content": f"m{i}"}, format="json", **idem())
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    bodies = [
+        {"role": "system", "content": "m0"},
+        {"role": "user", "content": "m1"},
+        {"role": "assistant", "content": "m2", "tool_calls": [call]},
+        {"role": "tool", "content": "m3", "tool_call_id": "call_1"},
+        {"role": "user", "content": "m4"},
+    ]
+    for body in bodies:
+        r = acme.client.post(url, body, format="json", **idem())
         assert r.status_code == 201, r.data
         assert r.data["parent_id"] == (ids[-1] if ids else None)
         ids.append(r.data["id"])

@@ -1,0 +1,234 @@
+"""What a message carries besides plain text, in OpenAI Chat Completions shapes.
+
+Agent apps send more than ``{role, content}``:
+
+- ``content`` as a list of parts: ``{"type": "text", "text": …}``, images by reference
+  ``{"type": "image_url", "image_url": {"url": "https://…", "detail": "low"}}`` and files by
+  reference ``{"type": "file", "file": {"file_id": "file-…"}}``. Inline data (``data:`` URLs,
+  ``file_data``) is refused: the record keeps references, not blobs. The text parts, joined by
+  blank lines, are also stored as the message's ``content`` (what memos, exports and erasure
+  read); the parts are stored as sent, so the model input is rebuilt exactly.
+- ``tool_calls`` on an assistant turn: ``{"id", "type": "function", "function": {"name",
+  "arguments"}}`` (``arguments`` is the model's JSON text, kept verbatim).
+- a ``tool`` message answering one call by ``tool_call_id``.
+
+``normalise_content`` and ``normalise_tool_calls`` check the shapes (``InvalidRequest`` on
+anything else); ``message_token_count`` prices a message for the budget arithmetic.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from compaction.tokens import count_tokens
+from convmem.errors import InvalidRequest, PayloadTooLarge
+
+TEXT = "text"
+IMAGE_URL = "image_url"
+FILE = "file"
+PART_TYPES = (TEXT, IMAGE_URL, FILE)
+IMAGE_DETAILS = ("auto", "low", "high")
+MAX_PARTS = 64
+MAX_TOOL_CALLS = 128
+MAX_URL_CHARS = 2048
+# OpenAI prices a low-detail image at a flat 85 tokens; other details depend on the image size,
+# which a reference does not tell: CONVMEM_IMAGE_PART_TOKENS is the budget's estimate.
+LOW_DETAIL_IMAGE_TOKENS = 85
+# Framing of one tool call around its name and arguments (an estimate; OpenAI does not publish
+# the exact count).
+TOOL_CALL_OVERHEAD = 8
+PART_SEPARATOR = "\n\n"
+_TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_CALL_ID_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+@dataclass(frozen=True)
+class Content:
+    """A message's content: its text, and the parts it was sent as (None for plain text)."""
+
+    text: str
+    parts: list[dict[str, Any]] | None = None
+
+
+def _invalid(detail: str, code: str = "invalid") -> InvalidRequest:
+    return InvalidRequest(detail, code=code)
+
+
+def check_text_size(text: str) -> None:
+    limit = settings.CONVMEM_MAX_CONTENT_CHARS
+    if len(text) > limit:
+        raise PayloadTooLarge(
+            f"content is {len(text)} characters; the limit is {limit}.", code="content_too_large"
+        )
+
+
+def normalise_content(value: Any, *, role: str, allow_empty: bool = False) -> Content:
+    """``value`` (a string or a list of parts) as ``Content``; ``InvalidRequest`` if malformed.
+
+    Plain text must not be blank unless ``allow_empty`` (an assistant turn that only calls
+    tools). Images and files are accepted on user turns only, as OpenAI does.
+    """
+    if isinstance(value, str) or (value is None and allow_empty):
+        text = value or ""
+        check_text_size(text)
+        if not text.strip() and not allow_empty:
+            raise _invalid("content must not be empty.", code="empty_content")
+        return Content(text=text)
+    if not isinstance(value, list):
+        raise _invalid("content must be a string or a list of content parts.")
+    if not value:
+        raise _invalid("content parts must not be empty.", code="empty_content")
+    if len(value) > MAX_PARTS:
+        raise _invalid(f"at most {MAX_PARTS} content parts are accepted.")
+    parts = [_normalise_part(part, index, role) for index, part in enumerate(value)]
+    text = PART_SEPARATOR.join(part["text"] for part in parts if part["type"] == TEXT)
+    check_text_size(text)
+    return Content(text=text, parts=parts)
+
+
+def _normalise_part(part: Any, index: int, role: str) -> dict[str, Any]:
+    where = f"content[{index}]"
+    if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
+        raise _invalid(f"{where} must be an object whose type is one of {', '.join(PART_TYPES)}.")
+    kind = part["type"]
+    if kind == TEXT:
+        text = part.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise _invalid(f"{where}.text must be a non-empty string.")
+        return {"type": TEXT, "text": text}
+    if role != "user":
+        raise _invalid(f"{where}: {kind} parts are accepted on user messages only.")
+    if kind == IMAGE_URL:
+        return {"type": IMAGE_URL, "image_url": _image_reference(part.get("image_url"), where)}
+    return {"type": FILE, "file": _file_reference(part.get("file"), where)}
+
+
+def _image_reference(image: Any, where: str) -> dict[str, str]:
+    if not isinstance(image, dict) or not isinstance(image.get("url"), str):
+        raise _invalid(f"{where}.image_url must be an object with a url.")
+    url = image["url"]
+    if url.startswith("data:"):
+        raise _invalid(
+            f"{where}: inline image data is not stored; pass a URL the model can fetch.",
+            code="inline_data_not_supported",
+        )
+    if not url.startswith(("https://", "http://")) or len(url) > MAX_URL_CHARS:
+        raise _invalid(f"{where}.image_url.url must be an http(s) URL of at most 2048 characters.")
+    reference = {"url": url}
+    detail = image.get("detail")
+    if detail is not None:
+        if detail not in IMAGE_DETAILS:
+            raise _invalid(f"{where}.image_url.detail must be one of {', '.join(IMAGE_DETAILS)}.")
+        reference["detail"] = detail
+    return reference
+
+
+def _file_reference(file: Any, where: str) -> dict[str, str]:
+    if not isinstance(file, dict):
+        raise _invalid(f"{where}.file must be an object with a file_id.")
+    if "file_data" in file:
+        raise _invalid(
+            f"{where}: inline file data is not stored; upload the file and pass its file_id.",
+            code="inline_data_not_supported",
+        )
+    file_id = file.get("file_id")
+    if not isinstance(file_id, str) or not _CALL_ID_RE.match(file_id):
+        raise _invalid(f"{where}.file.file_id must be 1-255 printable ASCII characters.")
+    return {"file_id": file_id}
+
+
+def normalise_tool_calls(value: Any) -> list[dict[str, Any]]:
+    """An assistant turn's ``tool_calls`` in the Chat Completions shape, ids unique."""
+    if not isinstance(value, list) or not value:
+        raise _invalid("tool_calls must be a non-empty list.", code="invalid_tool_calls")
+    if len(value) > MAX_TOOL_CALLS:
+        raise _invalid(
+            f"at most {MAX_TOOL_CALLS} tool calls are accepted.", code="invalid_tool_calls"
+        )
+    calls = [_normalise_call(call, index) for index, call in enumerate(value)]
+    ids = [call["id"] for call in calls]
+    if len(set(ids)) != len(ids):
+        raise _invalid("tool call ids must be unique.", code="invalid_tool_calls")
+    check_text_size("".join(call["function"]["arguments"] for call in calls))
+    return calls
+
+
+def _normalise_call(call: Any, index: int) -> dict[str, Any]:
+    where = f"tool_calls[{index}]"
+    if not isinstance(call, dict):
+        raise _invalid(f"{where} must be an object.", code="invalid_tool_calls")
+    call_id = call.get("id")
+    if not isinstance(call_id, str) or not _CALL_ID_RE.match(call_id):
+        raise _invalid(
+            f"{where}.id must be 1-255 printable ASCII characters.", code="invalid_tool_calls"
+        )
+    if call.get("type", "function") != "function":
+        raise _invalid(f'{where}.type must be "function".', code="invalid_tool_calls")
+    function = call.get("function")
+    if not isinstance(function, dict):
+        raise _invalid(f"{where}.function must be an object.", code="invalid_tool_calls")
+    name = function.get("name")
+    if not isinstance(name, str) or not _TOOL_NAME_RE.match(name):
+        raise _invalid(
+            f"{where}.function.name must be 1-64 letters, digits, _ or -.",
+            code="invalid_tool_calls",
+        )
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        raise _invalid(
+            f"{where}.function.arguments must be a string (the JSON text the model wrote).",
+            code="invalid_tool_calls",
+        )
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def normalise_tool_call_id(value: Any) -> str:
+    if not isinstance(value, str) or not _CALL_ID_RE.match(value):
+        raise _invalid(
+            "tool_call_id must be 1-255 printable ASCII characters.", code="invalid_tool_call_id"
+        )
+    return value
+
+
+def normalise_usage(value: Any) -> dict[str, int]:
+    """The usage a model reported for an assistant turn: prompt and completion tokens."""
+    if not isinstance(value, dict):
+        raise _invalid("usage must be an object.", code="invalid_usage")
+    usage = {}
+    for key in ("prompt_tokens", "completion_tokens"):
+        count = value.get(key)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise _invalid(f"usage.{key} must be a non-negative integer.", code="invalid_usage")
+        usage[key] = count
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage
+
+
+def image_part_tokens(part: dict[str, Any]) -> int:
+    if part["image_url"].get("detail") == "low":
+        return LOW_DETAIL_IMAGE_TOKENS
+    return settings.CONVMEM_IMAGE_PART_TOKENS
+
+
+def message_token_count(
+    *, content: Content, tool_calls: list[dict[str, Any]] | None, encoding: str
+) -> int:
+    """What a message costs in the model input, without its per-message framing.
+
+    Text is counted with the thread's encoding; images and files by reference are priced by
+    settings (their real cost depends on what the model fetches); each tool call costs its
+    name, its arguments and ``TOOL_CALL_OVERHEAD``.
+    """
+    tokens = count_tokens(content.text, encoding) if content.text else 0
+    for part in content.parts or ():
+        if part["type"] == IMAGE_URL:
+            tokens += image_part_tokens(part)
+        elif part["type"] == FILE:
+            tokens += settings.CONVMEM_FILE_PART_TOKENS
+    for call in tool_calls or ():
+        function = call["function"]
+        tokens += TOOL_CALL_OVERHEAD + count_tokens(function["name"], encoding)
+        tokens += count_tokens(function["arguments"], encoding)
+    return tokens
