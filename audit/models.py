@@ -31,6 +31,12 @@ class AssemblyRecord(models.Model):
     items = models.JSONField(default=list)
     tokens = models.JSONField(default=dict)
     budget = models.JSONField(default=dict)
+    plan = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the curator decided besides the items shown: dropped and elided "
+        "message ids, the range the memo stands for, the memo it asked for, the input format.",
+    )
     rendered_hash = models.CharField(max_length=64)
     rendered_text = models.TextField(blank=True)
     rendered_purged_at = models.DateTimeField(null=True, blank=True)

@@ -19,7 +19,7 @@ class ModelProfileAdmin(admin.ModelAdmin):
         "min_recent_turns",
         "memo_max_tokens",
         "high_water",
-        "max_chain_depth",
+        "tool_result_elide_tokens",
     ]
     list_filter = ["tenant", "is_default"]
     search_fields = ["name", "tenant__name"]

@@ -132,8 +132,7 @@ class Policy:
     """How a model profile curates.
 
     ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit; a memo is requested once
-    the unsummarised tail passes ``high_water`` (0 < hw <= 1) of the available budget; a memo
-    whose ``chain_depth`` reached ``max_chain_depth`` is rebuilt from originals, not extended.
+    the unsummarised tail passes ``high_water`` (0 < hw <= 1) of the available budget.
     ``memo_max_tokens`` is the size the memo writer must stay under (the curator only reads
     memos' real sizes). ``message_overhead`` equals ``compaction.tokens.MESSAGE_OVERHEAD`` for
     cl100k chat models.
@@ -142,7 +141,6 @@ class Policy:
     min_recent_turns: int = 4
     memo_max_tokens: int = 512
     high_water: float = 0.75
-    max_chain_depth: int = 3
     message_overhead: int = 4
 
     def __post_init__(self) -> None:
@@ -152,7 +150,6 @@ class Policy:
             raise ValueError(f"high_water must be in (0, 1], got {self.high_water}")
         _require_non_negative(
             memo_max_tokens=self.memo_max_tokens,
-            max_chain_depth=self.max_chain_depth,
             message_overhead=self.message_overhead,
         )
 
@@ -432,7 +429,7 @@ def _memo_request(
     history_lost = memo is None and dropped_any
     if not (history_lost or _past_high_water(costs, base_end, end, available, policy.high_water)):
         return None
-    if memo is not None and memo.memo.chain_depth < policy.max_chain_depth:
+    if memo is not None:
         new_turns = path[base_end + 1 : end + 1]
         return MemoRequest(
             first_id=memo.memo.first_id,

@@ -34,7 +34,28 @@ class ModelProfile(models.Model):
     high_water = models.FloatField(
         default=0.75, validators=[MinValueValidator(0.1), MaxValueValidator(1.0)]
     )
-    max_chain_depth = models.PositiveSmallIntegerField(default=3)
+    tool_result_elide_tokens = models.PositiveIntegerField(
+        default=1024,
+        help_text="Tool results longer than this, outside the recent turns, are shown as a short "
+        "marker when the history does not fit (0: never).",
+    )
+    model = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="The chat model the respond endpoint calls (empty: CONVMEM_CHAT_MODEL).",
+    )
+    prompt_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="Price of one million prompt tokens, in the tenant's currency.",
+    )
+    completion_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="Price of one million completion tokens, in the tenant's currency.",
+    )
 
     class Meta:
         ordering = ["tenant", "name"]
@@ -54,7 +75,15 @@ class ModelProfile(models.Model):
 
 
 class Summary(models.Model):
-    """A memo covering the closed range ``first`` … ``last`` of one path; originals are kept.
+    """A memo standing for the closed range ``first`` … ``last`` of one path; originals are kept.
+
+    Memos are rolling state: a memo extends its ``base`` (the memo of ``first`` … the message
+    before ``segment_first``) with one bounded segment of originals, ``segment_first`` … ``last``,
+    whose public ids are ``covered_ids``. So a writer reads at most one memo and one segment,
+    and each row stays small however long the conversation grows. A memo without a base reads
+    its whole range (``segment_first`` = ``first``). ``goal`` is how far the chain should reach:
+    once this memo is written, the next segment toward it is requested (see
+    ``compaction.services``).
 
     A ``pending`` row is a request to write the memo and doubles as the outbox of its Celery
     task (``enqueued_at``; re-enqueued by ``dispatch_pending_memos`` if the task was lost).
@@ -75,6 +104,12 @@ class Summary(models.Model):
     thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="summaries")
     first = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
     last = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
+    segment_first = models.ForeignKey(
+        "threads.Message", on_delete=models.PROTECT, null=True, related_name="+"
+    )
+    goal = models.ForeignKey(
+        "threads.Message", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     covered_ids = models.JSONField(default=list, blank=True)
     base = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="extensions"
@@ -89,8 +124,16 @@ class Summary(models.Model):
     prompt_version = models.CharField(max_length=64, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True)
     scores = models.JSONField(default=dict, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
+    failure_streak = models.PositiveSmallIntegerField(
+        default=0, help_text="Failed memos of this thread in a row, this one included."
+    )
+    retry_at = models.DateTimeField(
+        null=True, blank=True, help_text="A failed memo: when the curator may ask again."
+    )
     enqueued_at = models.DateTimeField(null=True, blank=True)
     leased_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -102,6 +145,11 @@ class Summary(models.Model):
         indexes = [
             models.Index(fields=["thread", "status", "last"], name="summary_thread_status_last"),
             models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
+            models.Index(
+                fields=["thread", "-id"],
+                condition=Q(status="failed"),
+                name="summary_thread_failed",
+            ),
         ]
         constraints = [
             # One written memo per range and covered content: a task delivered twice (or two

@@ -59,7 +59,6 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
                 min_recent_turns=settings.CONVMEM_DEFAULT_MIN_RECENT_TURNS,
                 memo_max_tokens=settings.CONVMEM_DEFAULT_MEMO_MAX_TOKENS,
                 high_water=settings.CONVMEM_DEFAULT_HIGH_WATER,
-                max_chain_depth=settings.CONVMEM_DEFAULT_MAX_CHAIN_DEPTH,
                 message_overhead=MESSAGE_OVERHEAD,
             ),
         )
@@ -73,7 +72,6 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
                 min_recent_turns=max(1, profile.min_recent_turns),
                 memo_max_tokens=profile.memo_max_tokens,
                 high_water=profile.high_water,
-                max_chain_depth=profile.max_chain_depth,
                 message_overhead=MESSAGE_OVERHEAD,
             ),
         )

@@ -156,13 +156,12 @@ def _range_from(summary: Summary, *, start: Message, inclusive: bool) -> list[se
     return rows
 
 
-def _sources(summary: Summary, max_chain_depth: int) -> _Sources | None:
+def _sources(summary: Summary) -> _Sources | None:
     base = summary.base
     if (
         base is not None
         and base.status == Summary.Status.READY
         and base.first_id == summary.first_id
-        and base.chain_depth < max_chain_depth
     ):
         rows = _range_from(summary, start=base.last, inclusive=False)
         if rows:
@@ -232,7 +231,7 @@ def summary_write(*, summary_id: int, backend: SummarizerBackend | None = None) 
     except InvalidRequest as error:
         summary_fail(summary_id=summary_id, error=str(error.detail))
         return None
-    sources = _sources(summary, profile.policy.max_chain_depth)
+    sources = _sources(summary)
     if sources is None:
         summary_fail(summary_id=summary_id, error="the range is not one path of the thread")
         return None

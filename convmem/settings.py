@@ -192,7 +192,9 @@ CONVMEM_DEFAULT_RESERVE_TOKENS = env.int("CONVMEM_DEFAULT_RESERVE_TOKENS", defau
 CONVMEM_DEFAULT_MIN_RECENT_TURNS = env.int("CONVMEM_DEFAULT_MIN_RECENT_TURNS", default=4)
 CONVMEM_DEFAULT_MEMO_MAX_TOKENS = env.int("CONVMEM_DEFAULT_MEMO_MAX_TOKENS", default=512)
 CONVMEM_DEFAULT_HIGH_WATER = env.float("CONVMEM_DEFAULT_HIGH_WATER", default=0.75)
-CONVMEM_DEFAULT_MAX_CHAIN_DEPTH = env.int("CONVMEM_DEFAULT_MAX_CHAIN_DEPTH", default=3)
+CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS = env.int(
+    "CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS", default=1024
+)
 # A request's window_tokens above this is refused (no model has a larger window).
 CONVMEM_MAX_WINDOW_TOKENS = env.int("CONVMEM_MAX_WINDOW_TOKENS", default=2_000_000)
 # The context read walks the path leaf-up past the window only to reach the newest ready memo,

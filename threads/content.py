@@ -95,11 +95,16 @@ def _normalise_part(part: Any, index: int, role: str) -> dict[str, Any]:
     kind = part["type"]
     if kind == TEXT:
         text = part.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise _invalid(f"{where}.text must be a non-empty string.")
+        if not isinstance(text, str):
+            raise _invalid(f"{where}.text must be a string.")
+        if not text.strip():
+            raise _invalid(f"{where}.text must not be blank.", code="empty_content")
         return {"type": TEXT, "text": text}
     if role != "user":
-        raise _invalid(f"{where}: {kind} parts are accepted on user messages only.")
+        raise _invalid(
+            f"{where}: {kind} parts are accepted on user messages only.",
+            code="field_not_for_role",
+        )
     if kind == IMAGE_URL:
         return {"type": IMAGE_URL, "image_url": _image_reference(part.get("image_url"), where)}
     return {"type": FILE, "file": _file_reference(part.get("file"), where)}

@@ -70,34 +70,52 @@ class ThreadUpdateSerializer(serializers.Serializer):
 
 
 CONTENT_PART_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "type": {"type": "string", "enum": ["text", "image_url", "file"]},
-        "text": {"type": "string"},
-        "image_url": {
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"type": {"enum": ["text"]}, "text": {"type": "string", "minLength": 1}},
+            "required": ["type", "text"],
+        },
+        {
             "type": "object",
             "properties": {
-                "url": {"type": "string", "format": "uri"},
-                "detail": {"type": "string", "enum": ["auto", "low", "high"]},
+                "type": {"enum": ["image_url"]},
+                "image_url": {
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string", "pattern": "^https?://", "maxLength": 2048},
+                        "detail": {"enum": ["auto", "low", "high"]},
+                    },
+                    "required": ["url"],
+                },
             },
-            "required": ["url"],
+            "required": ["type", "image_url"],
         },
-        "file": {
+        {
             "type": "object",
-            "properties": {"file_id": {"type": "string"}},
-            "required": ["file_id"],
+            "properties": {
+                "type": {"enum": ["file"]},
+                "file": {
+                    "type": "object",
+                    "properties": {"file_id": {"type": "string", "pattern": "^[!-~]{1,255}$"}},
+                    "required": ["file_id"],
+                },
+            },
+            "required": ["type", "file"],
         },
-    },
-    "required": ["type"],
+    ]
 }
 TOOL_CALL_SCHEMA = {
     "type": "object",
     "properties": {
-        "id": {"type": "string"},
-        "type": {"type": "string", "enum": ["function"]},
+        "id": {"type": "string", "pattern": "^[!-~]{1,255}$"},
+        "type": {"enum": ["function"]},
         "function": {
             "type": "object",
-            "properties": {"name": {"type": "string"}, "arguments": {"type": "string"}},
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                "arguments": {"type": "string"},
+            },
             "required": ["name", "arguments"],
         },
     },
@@ -115,13 +133,21 @@ USAGE_SCHEMA = {
 
 
 @extend_schema_field(
-    {"oneOf": [{"type": "string"}, {"type": "array", "items": CONTENT_PART_SCHEMA}]}
+    {
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": CONTENT_PART_SCHEMA, "minItems": 1, "maxItems": 64},
+        ],
+        "nullable": True,
+    }
 )
 class ContentField(serializers.JSONField):
     """A string, or a list of OpenAI content parts (checked by ``threads.content``)."""
 
 
-@extend_schema_field({"type": "array", "items": TOOL_CALL_SCHEMA, "nullable": True})
+@extend_schema_field(
+    {"type": "array", "items": TOOL_CALL_SCHEMA, "minItems": 1, "maxItems": 128, "nullable": True}
+)
 class ToolCallsField(serializers.JSONField):
     """An assistant turn's tool calls (checked by ``threads.content``)."""
 
@@ -213,7 +239,7 @@ class MessageCreateSerializer(serializers.Serializer):
     parent_id = serializers.CharField(max_length=40, required=False, allow_null=True)
     assembly_id = serializers.CharField(max_length=40, required=False, allow_null=True)
     tool_calls = ToolCallsField(
-        required=False, help_text="Assistant turns: the tool calls the model made."
+        required=False, allow_null=True, help_text="Assistant turns: the tool calls the model made."
     )
     tool_call_id = serializers.CharField(
         max_length=255,
@@ -228,13 +254,17 @@ class MessageCreateSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="Assistant turns: the model that wrote it, as the model reported it.",
     )
-    usage = UsageField(required=False, help_text="Assistant turns: the usage the model reported.")
+    usage = UsageField(
+        required=False, allow_null=True, help_text="Assistant turns: the usage the model reported."
+    )
 
 
 class MessageEditSerializer(serializers.Serializer):
     content = ContentField(allow_null=True)
     tool_calls = ToolCallsField(
-        required=False, help_text="Assistant turns: new tool calls (default: the original's)."
+        required=False,
+        allow_null=True,
+        help_text="Assistant turns: new tool calls (default: the original's).",
     )
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
 

@@ -58,17 +58,21 @@ def turn_body_check(
     if role not in API_ROLES:
         raise InvalidRequest(f"role must be one of {', '.join(API_ROLES)}.", code="invalid_role")
     if tool_calls is not None and role != Role.ASSISTANT:
-        raise InvalidRequest("tool_calls are accepted on assistant messages only.", code="invalid")
+        raise InvalidRequest(
+            "tool_calls are accepted on assistant messages only.", code="field_not_for_role"
+        )
     if role == Role.TOOL and tool_call_id is None:
         raise InvalidRequest(
             "a tool message needs the tool_call_id of the call it answers.",
             code="tool_call_id_required",
         )
     if role != Role.TOOL and tool_call_id is not None:
-        raise InvalidRequest("tool_call_id is accepted on tool messages only.", code="invalid")
+        raise InvalidRequest(
+            "tool_call_id is accepted on tool messages only.", code="field_not_for_role"
+        )
     if (model or usage is not None) and role != Role.ASSISTANT:
         raise InvalidRequest(
-            "model and usage are accepted on assistant messages only.", code="invalid"
+            "model and usage are accepted on assistant messages only.", code="field_not_for_role"
         )
     calls = content_rules.normalise_tool_calls(tool_calls) if tool_calls is not None else None
     body = content_rules.normalise_content(content, role=role, allow_empty=calls is not None)

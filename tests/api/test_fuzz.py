@@ -45,6 +45,13 @@ MAX_COVERAGE_CASES = 5 * MAX_EXAMPLES
 # and unpaired surrogates (PostgreSQL cannot store them), and rules across fields ("exactly
 # one of …", `non_field_errors`, reserve below window).
 STATE_CODES = {
+    # agent turns: which fields a role takes, and whether a tool call is open to answer
+    "field_not_for_role",
+    "tool_call_id_required",
+    "tool_result_without_call",
+    "tool_call_answered",
+    "tool_results_pending",
+    "inline_data_not_supported",
     "invalid_cursor",
     "empty_content",
     "empty_thread",

@@ -149,7 +149,10 @@ def agent_turns(canary: str) -> list[dict]:
         "type": "function",
         "function": {"name": "crm_lookup", "arguments": f'{{"customer": "{canary}"}}'},
     }
-    image = {"type": "image_url", "image_url": {"url": f"https://cdn.example/{canary}.png"}}
+    image = {
+        "type": "image_url",
+        "image_url": {"url": f"https://cdn.example/{canary}.png", "detail": "low"},
+    }
     return [
         {"role": "assistant", "content": "", "tool_calls": [call], "metadata": {"c": canary}},
         {"role": "tool", "tool_call_id": "call_1", "content": f"{canary}: premium since 2019"},

@@ -181,28 +181,6 @@ def test_next_context_uses_the_written_memo(acme):
     assert render(record.items, _texts(record)) == r.data["messages"]
 
 
-def test_memos_extend_then_rebuild_from_originals_past_the_chain_limit(acme, settings):
-    settings.CONVMEM_DEFAULT_MAX_CHAIN_DEPTH = 1
-    thread = make_thread(acme.tenant)
-    grow(thread, 30)
-    first_turn = path_ids(thread)[0]
-    depths = []
-    for round_ in range(3):
-        r = post_context(acme.client, thread, **SMALL)
-        pending = Summary.objects.get(thread=thread, status="pending")
-        written = compaction_services.summary_write(summary_id=pending.pk)
-        depths.append((written.chain_depth, written.base_id is not None))
-        assert written.first.public_id == first_turn
-        grow(thread, 14, start=30 + 14 * round_)
-        assert r.status_code == 200
-
-    assert depths == [(0, False), (1, True), (0, False)]
-    rebuilt = Summary.objects.filter(thread=thread, status="ready").order_by("-id").first()
-    # Rebuilt from the originals: covers every message from the first turn to its end.
-    path = path_ids(thread)
-    assert rebuilt.covered_ids == path[: path.index(rebuilt.last.public_id) + 1]
-
-
 def test_writing_twice_writes_once(acme):
     thread = make_thread(acme.tenant)
     grow(thread, 30)

@@ -24,7 +24,7 @@ from compaction.curator import (
 )
 
 # Overhead 0 keeps the example arithmetic readable; the properties use random overheads.
-PLAIN = Policy(min_recent_turns=2, high_water=0.75, max_chain_depth=3, message_overhead=0)
+PLAIN = Policy(min_recent_turns=2, high_water=0.75, message_overhead=0)
 
 
 def conversation(*tokens: int, first_id: int = 1) -> list[Turn]:
@@ -100,18 +100,6 @@ def test_high_water_extends_the_memo_in_use() -> None:
 
     assert plan.memo == memo
     assert plan.request == MemoRequest(first_id=1, last_id=8, base_memo_id=7, new_ids=(5, 6, 7, 8))
-
-
-def test_a_memo_at_the_chain_depth_limit_is_rebuilt_from_originals() -> None:
-    path = conversation(*[100] * 10, first_id=11)
-    memo = Memo(id=7, first_id=1, last_id=14, tokens=50, chain_depth=3)  # starts before the path
-
-    plan = curate(path, [memo], Budget(window=800, reserve=100), PLAIN)
-
-    assert plan.memo == memo
-    assert plan.request == MemoRequest(
-        first_id=11, last_id=18, base_memo_id=None, new_ids=tuple(range(11, 19))
-    )
 
 
 def test_budget_too_small_states_the_arithmetic() -> None:
@@ -303,7 +291,6 @@ def cases(draw: st.DrawFn) -> Case:
         min_recent_turns=st.integers(1, 6),
         memo_max_tokens=st.integers(0, 600),
         high_water=st.floats(0.05, 1.0),
-        max_chain_depth=st.integers(0, 4),
         message_overhead=st.integers(0, 5),
     )
     return Case(path, draw(st.lists(memo, max_size=5)), draw(budget), draw(policy), head)

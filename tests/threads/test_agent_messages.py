@@ -110,16 +110,18 @@ def test_tool_calls_are_priced_by_name_and_arguments(append):
         pytest.param([{"role": "tool", "content": "x"}], "tool_call_id_required", id="no-call-id"),
         pytest.param(
             [{"role": "user", "content": "x", "tool_calls": [call("a")]}],
-            "invalid",
+            "field_not_for_role",
             id="tool-calls-on-a-user-turn",
         ),
         pytest.param(
             [{"role": "user", "content": "x", "tool_call_id": "a"}],
-            "invalid",
+            "field_not_for_role",
             id="call-id-on-a-user-turn",
         ),
         pytest.param(
-            [{"role": "user", "content": "x", "model": "gpt-x"}], "invalid", id="model-on-user"
+            [{"role": "user", "content": "x", "model": "gpt-x"}],
+            "field_not_for_role",
+            id="model-on-user",
         ),
         pytest.param(
             [{"role": "assistant", "content": "", "tool_calls": [call("a"), call("a")]}],
@@ -217,7 +219,7 @@ def test_content_parts_keep_references_and_price_them(append):
     [
         pytest.param([], "empty_content", id="no-parts"),
         pytest.param([{"type": "audio"}], "invalid", id="unknown-type"),
-        pytest.param([{"type": "text", "text": " "}], "invalid", id="blank-text"),
+        pytest.param([{"type": "text", "text": " "}], "empty_content", id="blank-text"),
         pytest.param(
             [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}],
             "inline_data_not_supported",
@@ -252,7 +254,7 @@ def test_images_are_refused_on_assistant_turns(append):
 
     r = append({"role": "assistant", "content": [image]})
 
-    assert error_of(r) == (400, "invalid")
+    assert error_of(r) == (400, "field_not_for_role")
 
 
 def test_editing_a_tool_result_keeps_its_call_id(append, acme, thread):
