@@ -21,7 +21,7 @@ from django.utils import timezone
 from audit.events import Actor
 from audit.models import AssemblyRecord
 from compaction.models import Summary
-from compaction.services import summaries_invalidate_for_messages
+from compaction.services import summaries_derived_from, summaries_invalidate_for_messages
 from threads.models import IdempotencyRecord, Message, Role, Thread
 
 ERASED = "[erased]"
@@ -68,7 +68,7 @@ def thread_content_erase(
     everything = created_before is None
     if not erased_pks and not everything:
         return result
-    result.summaries = _erase_summaries(thread, set(erased_pks), set(erased_ids), actor, everything)
+    result.summaries = _erase_summaries(thread, set(erased_pks), actor, everything)
     result.snapshots = _purge_snapshots(thread, set(erased_ids), now, everything)
     result.idempotency_responses = _redact_idempotency(thread, set(erased_ids), everything)
     return result
@@ -105,17 +105,13 @@ def erased_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**call, "function": {**call["function"], "arguments": ERASED}} for call in calls]
 
 
-def _covers(summary: Summary, pks: set[int], ids: set[str]) -> bool:
-    covered = {summary.first_id, summary.last_id, *summary.covered_ids}
-    return not covered.isdisjoint(pks) or not covered.isdisjoint(ids)
-
-
-def _erase_summaries(
-    thread: Thread, pks: set[int], ids: set[str], actor: Actor, everything: bool
-) -> list[str]:
-    """Invalidate (compaction's rule) and erase the text of summaries covering erased turns."""
-    summaries = Summary.objects.filter(thread=thread).exclude(text=ERASED).order_by("pk")
-    hit = [s for s in summaries if everything or _covers(s, pks, ids)]
+def _erase_summaries(thread: Thread, pks: set[int], actor: Actor, everything: bool) -> list[str]:
+    """Invalidate (compaction's rule) and erase the text of every summary derived from the
+    erased turns: those covering one, and every memo extending those."""
+    if everything:
+        hit = list(Summary.objects.filter(thread=thread).exclude(text=ERASED))
+    else:
+        hit = [s for s in summaries_derived_from(message_ids=sorted(pks)) if s.text != ERASED]
     if pks:
         # No rebuild when the whole thread is erased: there is nothing left to summarise.
         summaries_invalidate_for_messages(

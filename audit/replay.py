@@ -1,9 +1,10 @@
 """Replay: rebuild the exact model input of a recorded assembly and check it against its hash.
 
-The record holds ids, not text. Replay reads the texts those ids name now — message contents,
-summary texts, content blobs (system prompt, retrieved items) — and renders them with
-``compaction.rendering.render``, the function the assembler used, after checking that the
-curator version the record names is still registered (``compaction.curator.get_curator``).
+The record holds ids, not text. Replay reads what those ids name now — message contents (with
+their content parts and tool calls), summary texts, content blobs (system prompt, retrieved
+items) — and renders them with ``compaction.rendering.render``, the function the assembler
+used, after checking that the curator version the record names is one this deployment knows
+(``compaction.curator.check_version_known``).
 When the rebuilt input's hash differs from the recorded one, ``reason`` says why: content
 erased since (naming the ids), a summary or blob no longer stored, an assembler version this
 deployment does not know. Pure reads: nothing is written.
@@ -14,9 +15,9 @@ from typing import Any
 
 from audit.erasure import ERASED
 from audit.models import AssemblyRecord, ContentBlob
-from compaction.curator import UnknownCuratorVersion, get_curator
+from compaction.curator import UnknownCuratorVersion, check_version_known
 from compaction.models import Summary
-from compaction.rendering import item_text_key, render, rendered_hash
+from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
 from threads.models import Message
 
 # Shown in place of a text that is no longer stored at all (``reason`` names it).
@@ -26,7 +27,7 @@ NOT_STORED = "[not stored]"
 @dataclass(frozen=True)
 class Replay:
     assembly_id: str
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     rendered_hash: str
     replayed_hash: str
     matches: bool
@@ -35,7 +36,7 @@ class Replay:
 
 @dataclass
 class _Texts:
-    by_key: dict[str, str] = field(default_factory=dict)
+    by_key: dict[str, Any] = field(default_factory=dict)
     erased: list[str] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
 
@@ -43,16 +44,18 @@ class _Texts:
 def _texts(assembly: AssemblyRecord) -> _Texts:
     """The current text of every item (three queries), and which ones are erased or gone."""
     items: list[dict[str, Any]] = assembly.items
-    keys = {item_text_key(i) for i in items}
+    keys = {item_payload_key(i) for i in items}
     by_kind: dict[str, set[str]] = {"message": set(), "summary": set(), "blob": set()}
     for item in items:
         kind = item["kind"] if item["kind"] in ("message", "summary") else "blob"
-        by_kind[kind].add(item_text_key(item))
+        by_kind[kind].add(item_payload_key(item))
     found = _Texts()
-    for public_id, content, erased_at in Message.objects.filter(
+    for public_id, content, parts, calls, call_id, erased_at in Message.objects.filter(
         thread_id=assembly.thread_id, public_id__in=by_kind["message"]
-    ).values_list("public_id", "content", "erased_at"):
-        found.by_key[public_id] = content
+    ).values_list(
+        "public_id", "content", "content_parts", "tool_calls", "tool_call_id", "erased_at"
+    ):
+        found.by_key[public_id] = MessagePayload(content, parts, calls, call_id)
         if erased_at is not None:
             found.erased.append(public_id)
     for public_id, text in Summary.objects.filter(
@@ -68,7 +71,7 @@ def _texts(assembly: AssemblyRecord) -> _Texts:
         if erased_at is not None:
             found.erased.append(f"blob {sha256[:12]}")
     for key in keys - found.by_key.keys():
-        found.by_key[key] = NOT_STORED
+        found.by_key[key] = MessagePayload(NOT_STORED) if key.startswith("msg_") else NOT_STORED
         found.gone.append(key if key.startswith(("msg_", "sum_")) else f"blob {key[:12]}")
     return found
 
@@ -85,7 +88,7 @@ def _reason(texts: _Texts) -> str:
 def assembly_replay(*, assembly: AssemblyRecord) -> Replay:
     """Rebuild ``assembly``'s model input now; see the module docstring."""
     try:
-        get_curator(assembly.assembler_version)
+        check_version_known(assembly.assembler_version)
     except UnknownCuratorVersion:
         return Replay(
             assembly_id=assembly.public_id,

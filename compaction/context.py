@@ -4,18 +4,22 @@
 
 1. budget: the thread's profile (or the built-in defaults), with the request's window/reserve;
    the system prompt and retrieved items are tokenised (counts cached per process by hash);
-2. read: the path leaf-up, ids/roles/stored counts only, as far as the budget can use and on
-   to the newest ready memo (``selectors.context_stretch``), the ready and pending summaries
-   ending on that stretch (one query), and the conversation's first turn if the read stopped
-   short of it (the task statement, found without walking the path in the common case);
-3. ``curator.curate`` lays out the plan (pure); only the chosen messages' contents are loaded;
-4. ``rendering.render`` builds the messages from the record items — the same function a replay
-   calls — and one transaction stores the ``AssemblyRecord`` (items, tokens, budget, hash,
-   snapshot), the texts that are not messages or summaries (``ContentBlob``), the audit event,
-   and, if the plan asks for a memo and none is pending on this path, the pending summary
-   whose task is enqueued after commit.
+   a leaf whose tool calls still wait for results is refused (the input would be invalid);
+2. read: the path leaf-up, ids/roles/stored counts only, as far as the budget can use (and
+   at least the current turn's whole tool group) and on to the newest ready memo
+   (``selectors.context_stretch``), the ready and pending summaries ending on that stretch
+   (one query), and the conversation's first turn if the read stopped short of it (the task
+   statement, found without walking the path in the common case);
+3. ``curator.curate`` lays out the plan (pure); only the shown messages' contents are loaded;
+4. ``rendering.render`` builds OpenAI Chat Completions messages from the record items — the
+   same function a replay calls — and one transaction stores the ``AssemblyRecord`` (items,
+   the curator's plan, tokens, budget, hash, snapshot), the texts that are not messages or
+   summaries (``ContentBlob``), the audit event, and, if the plan asks for a memo, none is
+   pending on this path and the thread's last memo failure is not still backing off, the
+   pending summary whose task is enqueued after commit.
 
-Nothing here waits on a model: a memo that is not ready yet is reported as ``pending``.
+Nothing here waits on a model: a memo that is not ready yet is reported as ``pending``, one
+that failed as ``failed`` (with when the curator asks again).
 Every refusal (``InvalidRequest``, 400) happens before the first write.
 """
 
@@ -24,6 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from audit.events import Actor, audit_event_record
 from audit.models import AssemblyRecord, ContentBlob
@@ -31,11 +36,22 @@ from compaction import selectors
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Turn, curate
 from compaction.models import Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
-from compaction.rendering import canonical_json, render, retrieved_content, sha256_hex
+from compaction.rendering import (
+    FORMAT,
+    UNCALLED_TOOL_HEADER,
+    MessagePayload,
+    canonical_json,
+    elided_tool_result,
+    render,
+    retrieved_content,
+    sha256_hex,
+)
 from compaction.services import summary_request
 from compaction.tokens import count_tokens, message_tokens, system_section_tokens
 from convmem.errors import InvalidRequest
+from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
+from threads.selectors import tool_group_ending_at
 
 # Token counts of system prompts and retrieved items, by (encoding, sha256): clients resend
 # the same system prompt every turn, and it is tokenised once per process. Bounded: cleared
@@ -67,11 +83,12 @@ class Assembly:
     """The assembled input and the response body's parts (see the context endpoint)."""
 
     record: AssemblyRecord
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     sections: dict[str, Any]
     tokens: dict[str, int]
     memo_status: str
     pending_memo: dict[str, Any] | None
+    memo_error: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -84,13 +101,24 @@ class _Piece:
     tokens: int
 
 
-def _leaf_id(thread: Thread, leaf_public_id: str | None) -> int:
+@dataclass(frozen=True)
+class _Read:
+    """What one context read saw: the stretch's rows (and the head, if the read stopped short of
+    the first turn), with the curator's view of each."""
+
+    rows: dict[int, selectors.StretchRow]
+    turns: list[Turn]
+    head: Turn | None
+    uncalled: frozenset[int]
+
+
+def _leaf(thread: Thread, leaf_public_id: str | None) -> Message:
     if leaf_public_id is None:
-        return thread.active_leaf_id
+        return thread.active_leaf
     found = (
         Message.objects.filter(thread=thread, public_id=leaf_public_id)
         .exclude(role=Role.ROOT)
-        .values_list("id", flat=True)
+        .only("id", "role", "tool_calls")
         .first()
     )
     if found is None:
@@ -100,6 +128,21 @@ def _leaf_id(thread: Thread, leaf_public_id: str | None) -> int:
     return found
 
 
+def _current_group_size(leaf: Message) -> int:
+    """How many rows the current turn's unit holds (its tool call and results, else 1);
+    refuses a leaf whose tool calls are not all answered yet."""
+    group = tool_group_ending_at(message=leaf, max_calls=MAX_TOOL_CALLS)
+    if group is None:
+        return 1
+    if group.missing:
+        raise InvalidRequest(
+            f"the assistant's tool calls {', '.join(group.missing)} have no result yet; the "
+            "model input would be invalid until a tool message answers each.",
+            code="tool_results_pending",
+        )
+    return 1 + len(group.answered)
+
+
 def _head(
     thread: Thread, top: selectors.StretchRow, summaries: list[selectors.StretchSummary]
 ) -> selectors.StretchRow:
@@ -107,10 +150,12 @@ def _head(
     ``top``). Usually the root has one child; with an edited first message, a memo on the
     stretch that starts at depth 1 names it; failing both, one ids-only walk finds it."""
     children = {
-        row[0]: selectors.StretchRow(*row, depth=1)
+        row[0]: selectors.StretchRow(
+            *row[:4], depth=1, calls_tools=row[4] is not None, tool_call_id=row[5]
+        )
         for row in Message.objects.filter(parent_id=thread.root_id)
         .order_by("id")
-        .values_list("id", "public_id", "role", "token_count")
+        .values_list("id", "public_id", "role", "token_count", "tool_calls", "tool_call_id")
     }
     if len(children) == 1:
         return next(iter(children.values()))
@@ -119,6 +164,35 @@ def _head(
         return children[named.pop()]
     head_id = selectors.ancestor_at_depth(thread=thread, start_id=top.id, depth=1)
     return children[head_id]
+
+
+def _turn(row: selectors.StretchRow, profile: EffectiveProfile, uncalled: set[int]) -> Turn:
+    """The curator's view of a row: a tool result stored without a call renders as a system
+    message (see ``compaction.rendering``); a bulky tool result may be elided."""
+    if row.role == Role.TOOL and not row.tool_call_id:
+        uncalled.add(row.id)
+        header = count_tokens(UNCALLED_TOOL_HEADER, profile.encoding)
+        return Turn(row.id, Role.SYSTEM, row.token_count + header)
+    elided = None
+    limit = profile.tool_result_elide_tokens
+    if row.role == Role.TOOL and limit and row.token_count > limit:
+        marker = elided_tool_result(message_id=row.public_id, tokens=row.token_count)
+        elided = count_tokens(marker, profile.encoding)
+    return Turn(row.id, row.role, row.token_count, row.calls_tools, elided)
+
+
+def _read(
+    rows: list[selectors.StretchRow],
+    head: selectors.StretchRow | None,
+    profile: EffectiveProfile,
+) -> _Read:
+    uncalled: set[int] = set()
+    turns = [_turn(row, profile, uncalled) for row in rows]
+    head_turn = _turn(head, profile, uncalled) if head else None
+    by_id = {row.id: row for row in rows}
+    if head is not None:
+        by_id[head.id] = head
+    return _Read(by_id, turns, head_turn, frozenset(uncalled))
 
 
 def _pieces(
@@ -169,19 +243,18 @@ def _budget_error(error: BudgetTooSmall, *, code: str, lead: str) -> InvalidRequ
 
 
 def _plan(
-    rows: list[selectors.StretchRow],
-    head: selectors.StretchRow | None,
+    read: _Read,
     ready: list[selectors.StretchSummary],
     budget: Budget,
     profile: EffectiveProfile,
 ) -> Plan:
     try:
         return curate(
-            [Turn(row.id, row.role, row.token_count) for row in rows],
+            read.turns,
             [Memo(s.id, s.first_id, s.last_id, s.token_count, s.chain_depth) for s in ready],
             budget,
             profile.policy,
-            head=Turn(head.id, head.role, head.token_count) if head else None,
+            head=read.head,
         )
     except BudgetTooSmall as error:
         if budget.retrieved:
@@ -219,31 +292,53 @@ def _store_blobs(tenant_id: int, pieces: list[_Piece]) -> None:
             )
 
 
+def _payloads(plan: Plan) -> dict[int, MessagePayload]:
+    """The shown messages' payloads, by row id. An elided tool result's content is not read:
+    only its call id is needed."""
+    elided = set(plan.elided)
+    full = [i for i in (*plan.anchor, *plan.recent) if i not in elided]
+    payloads = {
+        pk: MessagePayload(content, parts, calls, call_id)
+        for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=full).values_list(
+            "pk", "content", "content_parts", "tool_calls", "tool_call_id"
+        )
+    }
+    for pk, call_id in Message.objects.filter(pk__in=elided).values_list("pk", "tool_call_id"):
+        payloads[pk] = MessagePayload("", tool_call_id=call_id)
+    return payloads
+
+
 def _items(
     plan: Plan,
-    by_id: dict[int, selectors.StretchRow],
+    read: _Read,
     prompt: _Piece | None,
     memo: selectors.StretchSummary | None,
     retrieved: list[_Piece],
-) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The record items in render order (see ``compaction.rendering``) and their texts, keyed
-    by ``item_text_key``. Loads the contents of the messages shown, and only those."""
-    shown = [*plan.anchor, *plan.recent]
-    contents = dict(Message.objects.filter(pk__in=shown).values_list("pk", "content"))
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The record items in render order (see ``compaction.rendering``) and their payloads,
+    keyed by ``item_payload_key``. Loads the contents of the messages shown, and only those."""
+    payloads_by_pk = _payloads(plan)
+    turns = {turn.id: turn for turn in read.turns}
+    if read.head is not None:
+        turns[read.head.id] = read.head
+    elided = set(plan.elided)
     items: list[dict[str, Any]] = []
-    texts: dict[str, str] = {}
+    payloads: dict[str, Any] = {}
 
     def message(message_id: int, **extra: Any) -> None:
-        row = by_id[message_id]
-        items.append(
-            {"kind": "message", "id": row.public_id, "role": row.role, "tokens": row.token_count}
-            | extra
-        )
-        texts[row.public_id] = contents[message_id]
+        row = read.rows[message_id]
+        item = {"kind": "message", "id": row.public_id, "role": row.role, "tokens": row.token_count}
+        if message_id in elided:
+            item |= {"tokens": turns[message_id].elided_tokens, "elided": True}
+            item["original_tokens"] = row.token_count
+        if message_id in read.uncalled:
+            item |= {"tokens": turns[message_id].tokens, "uncalled": True}
+        items.append(item | extra)
+        payloads[row.public_id] = payloads_by_pk[message_id]
 
     if prompt:
         items.append({"kind": "system", "hash": prompt.digest, "tokens": prompt.tokens})
-        texts[prompt.digest] = prompt.text
+        payloads[prompt.digest] = prompt.text
     if memo:
         items.append(
             {
@@ -254,17 +349,17 @@ def _items(
                 "tokens": memo.token_count,
             }
         )
-        texts[memo.public_id] = memo.text
+        payloads[memo.public_id] = memo.text
     for message_id in plan.anchor:
         message(message_id, anchor=True)
     for piece in retrieved:
         items.append(
             {"kind": "retrieved", "ref": piece.ref, "hash": piece.digest, "tokens": piece.tokens}
         )
-        texts[piece.digest] = piece.text
+        payloads[piece.digest] = piece.text
     for message_id in plan.recent:
         message(message_id)
-    return items, texts
+    return items, payloads
 
 
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
@@ -274,6 +369,38 @@ def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, A
         "last_id": summary.last_public_id,
         "status": status,
         "chain_depth": summary.chain_depth,
+    }
+
+
+def _backing_off(thread: Thread) -> selectors.FailedMemo | None:
+    """The thread's last memo failure, if the curator should not ask again yet."""
+    failed = selectors.latest_failed_memo(thread=thread)
+    if failed is None or failed.retry_at is None or failed.retry_at <= timezone.now():
+        return None
+    return failed
+
+
+def _plan_record(
+    plan: Plan,
+    read: _Read,
+    memo_status: str,
+    requested: selectors.StretchSummary | None,
+) -> dict[str, Any]:
+    """The curator's decisions beside the shown items, for the record (ids, no content)."""
+    covered = None
+    if plan.covered:
+        covered = {
+            "first_id": read.rows[plan.covered[0]].public_id,
+            "last_id": read.rows[plan.covered[-1]].public_id,
+            "count": len(plan.covered),
+        }
+    return {
+        "format": FORMAT,
+        "dropped": [read.rows[i].public_id for i in plan.dropped],
+        "elided": [read.rows[i].public_id for i in plan.elided],
+        "covered": covered,
+        "memo_status": memo_status,
+        "memo_requested": _memo_section(requested, "pending") if requested else None,
     }
 
 
@@ -288,12 +415,13 @@ def context_assemble(
     retrieved: list[RetrievedItem] | None = None,
 ) -> Assembly:
     """Assemble, record and return the model input ending at ``leaf_public_id`` (default: the
-    active leaf); see the module docstring. ``thread`` must come with its ``profile`` selected.
+    active leaf); see the module docstring. ``thread`` must come with its ``profile`` and
+    ``active_leaf`` selected.
 
     Raises ``InvalidRequest`` (400) with nothing written for: a bad budget, an unknown encoding
     on the profile, too many retrieved items or items that do not fit, a leaf of another
-    thread, an empty thread, and a budget that cannot hold the current turn (with the
-    arithmetic in the error's ``arithmetic``).
+    thread, an empty thread, a leaf whose tool calls wait for results, and a budget that
+    cannot hold the current turn (with the arithmetic in the error's ``arithmetic``).
     """
     retrieved = retrieved or []
     profile = thread_profile(thread)
@@ -301,7 +429,8 @@ def context_assemble(
         profile, window_tokens=window_tokens, reserve_tokens=reserve_tokens
     )
     _check_retrieved(retrieved)
-    leaf_id = _leaf_id(thread, leaf_public_id)
+    leaf = _leaf(thread, leaf_public_id)
+    group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
     budget = Budget(
         window=window,
@@ -312,41 +441,46 @@ def context_assemble(
     available = max(budget.available, 0)
     stretch = selectors.context_stretch(
         thread=thread,
-        leaf_id=leaf_id,
+        leaf_id=leaf.pk,
         budget=available,
         lookahead=available * settings.CONVMEM_CONTEXT_LOOKAHEAD_WINDOWS,
         per_message_overhead=profile.policy.message_overhead,
         max_rows=settings.CONVMEM_CONTEXT_MAX_ROWS,
+        min_rows=group_size,
     )
     rows = [row for row in stretch if row.role != Role.ROOT]
     if not rows:
         raise InvalidRequest(
             "The thread has no messages yet: append the user's turn first.", code="empty_thread"
         )
-    summaries = selectors.summaries_ending_on(thread=thread, message_ids=[row.id for row in rows])
+    summaries = selectors.summaries_ending_on(message_ids=[row.id for row in rows])
     ready = [s for s in summaries if s.status == Summary.Status.READY]
     pending = [s for s in summaries if s.status == Summary.Status.PENDING]
     reached_start = len(rows) < len(stretch) or rows[0].depth == 1
     head = None if reached_start else _head(thread, rows[0], summaries)
-    plan = _plan(rows, head, ready, budget, profile)
+    read = _read(rows, head, profile)
+    plan = _plan(read, ready, budget, profile)
 
-    by_id = {row.id: row for row in rows}
-    if head is not None:
-        by_id[head.id] = head
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
-    record_items, texts = _items(plan, by_id, prompt, memo, items)
-    messages = render(record_items, texts)
+    record_items, payloads = _items(plan, read, prompt, memo, items)
+    messages = render(record_items, payloads)
     rendered = canonical_json(messages)
     tokens = {**asdict(plan.tokens), "free": window - reserve - plan.tokens.total}
+    pending_memo = pending[-1] if pending else None
+    failed = _backing_off(thread) if plan.request and pending_memo is None else None
 
     with transaction.atomic():
         _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
+        if plan.request is not None and pending_memo is None and failed is None:
+            pending_memo = _request_memo(thread, actor, plan, ready, read)
+        memo_status = _memo_status(pending_memo, failed, memo)
         record = AssemblyRecord.objects.create(
             tenant_id=thread.tenant_id,
             thread=thread,
-            leaf_id=leaf_id,
+            leaf_id=leaf.pk,
             assembler_version=plan.version,
             items=record_items,
+            plan=_plan_record(plan, read, memo_status, pending_memo),
             tokens=tokens,
             budget={
                 "window": window,
@@ -365,28 +499,26 @@ def context_assemble(
             thread_public_id=thread.public_id,
             object_ids=[record.public_id],
             details={
-                "leaf_id": by_id[leaf_id].public_id,
+                "leaf_id": read.rows[leaf.pk].public_id,
                 "assembler_version": plan.version,
                 "summary_id": memo.public_id if memo else None,
                 "recent": len(plan.recent),
                 "dropped": len(plan.dropped),
+                "elided": len(plan.elided),
                 "retrieved": len(items),
                 "total_tokens": plan.tokens.total,
             },
         )
-        pending_memo = pending[-1] if pending else None
-        if plan.request is not None and pending_memo is None:
-            pending_memo = _request_memo(thread, actor, plan, memo, by_id, profile)
 
-    memo_status = "pending" if pending_memo else ("ready" if memo else "none")
     pending_section = _memo_section(pending_memo, "pending") if pending_memo else None
     sections = {
         "system": {"hash": prompt.digest, "tokens": prompt.tokens} if prompt else None,
         "memo": _memo_section(memo, "ready") if memo else pending_section,
-        "anchor": [by_id[i].public_id for i in plan.anchor],
+        "anchor": [read.rows[i].public_id for i in plan.anchor],
         "retrieved": [piece.ref for piece in items],
-        "recent": [by_id[i].public_id for i in plan.recent],
-        "dropped": [by_id[i].public_id for i in plan.dropped],
+        "recent": [read.rows[i].public_id for i in plan.recent],
+        "elided": [read.rows[i].public_id for i in plan.elided],
+        "dropped": [read.rows[i].public_id for i in plan.dropped],
     }
     return Assembly(
         record=record,
@@ -395,55 +527,64 @@ def context_assemble(
         tokens=tokens,
         memo_status=memo_status,
         pending_memo=pending_section,
+        memo_error=_memo_error(failed) if failed and not pending_memo else None,
     )
 
 
-def _memo_size(plan: Plan, profile: EffectiveProfile) -> int:
-    """The memo's size limit: the profile's, but never more than the part of the budget a memo
-    frees — ``(1 - high_water)`` of what memo and turns share — so that it always fits next to
-    the turns kept after it (a memo too big to show would be asked for again and again)."""
-    tokens = plan.tokens
-    shared = tokens.window - tokens.reserve - tokens.system - tokens.retrieved
-    share = int((1 - profile.policy.high_water) * shared) - profile.policy.message_overhead
-    return max(1, min(profile.policy.memo_max_tokens, share))
+def _memo_status(
+    pending: selectors.StretchSummary | None,
+    failed: selectors.FailedMemo | None,
+    memo: selectors.StretchSummary | None,
+) -> str:
+    """``pending`` (a memo of this path is being written) before ``failed`` (the one needed
+    failed and the curator waits before asking again) before ``ready`` before ``none``."""
+    if pending:
+        return "pending"
+    if failed:
+        return "failed"
+    return "ready" if memo else "none"
+
+
+def _memo_error(failed: selectors.FailedMemo) -> dict[str, Any]:
+    return {
+        "summary_id": failed.public_id,
+        "error": failed.error,
+        "failures_in_a_row": failed.failure_streak,
+        "retry_at": failed.retry_at,
+    }
 
 
 def _request_memo(
     thread: Thread,
     actor: Actor,
     plan: Plan,
-    memo: selectors.StretchSummary | None,
-    by_id: dict[int, selectors.StretchRow],
-    profile: EffectiveProfile,
+    ready: list[selectors.StretchSummary],
+    read: _Read,
 ) -> selectors.StretchSummary | None:
-    """Insert the pending summary the plan asks for; None if a live one of that range exists.
-
-    A rebuild from the originals (the used memo's chain is at the profile's limit) covers the
-    whole range that memo covered, not just the part of it this read saw.
-    """
+    """Insert the pending summary the plan asks for; None if a live one of that range exists
+    (a concurrent request inserted it first, or a ready one of this range could not be
+    shown)."""
     request = plan.request
-    covered: list[str] = []
-    if memo is not None:
-        # Extending the used memo, or rebuilding its whole range from the originals.
-        first_id, first_public_id = memo.first_id, memo.first_public_id
-    else:
-        first_id, first_public_id = request.first_id, by_id[request.first_id].public_id
-        covered = [by_id[i].public_id for i in request.new_ids]
+    base = next((s for s in ready if s.id == request.base_memo_id), None)
+    first_public_id = base.first_public_id if base else read.rows[request.first_id].public_id
     summary = summary_request(
         thread=thread,
         actor=actor,
-        first_id=first_id,
+        first_id=request.first_id,
+        segment_first_id=request.segment_first_id,
         last_id=request.last_id,
+        goal_id=request.goal_id,
         base_id=request.base_memo_id,
-        chain_depth=memo.chain_depth + 1 if memo and request.base_memo_id else 0,
-        covered_ids=covered,
-        max_tokens=_memo_size(plan, profile),
+        chain_depth=base.chain_depth + 1 if base else 0,
+        covered_ids=[read.rows[i].public_id for i in request.new_ids],
+        max_tokens=request.max_tokens,
     )
     if summary is None:
-        # A concurrent request inserted the same one first (or a ready one of this range
-        # exists but could not be shown): report the pending one, if that is what it is.
         summary = Summary.objects.filter(
-            thread=thread, first_id=first_id, last_id=request.last_id, status=Summary.Status.PENDING
+            thread=thread,
+            first_id=request.first_id,
+            last_id=request.last_id,
+            status=Summary.Status.PENDING,
         ).first()
         if summary is None:
             return None
@@ -451,10 +592,10 @@ def _request_memo(
         id=summary.pk,
         public_id=summary.public_id,
         status=summary.status,
-        first_id=first_id,
+        first_id=request.first_id,
         last_id=request.last_id,
         first_public_id=first_public_id,
-        last_public_id=by_id[request.last_id].public_id,
+        last_public_id=read.rows[request.last_id].public_id,
         text="",
         token_count=0,
         chain_depth=summary.chain_depth,

@@ -1,45 +1,63 @@
 """The curator: what part of a conversation path the model sees, within a token budget.
 
 ``curate`` is a pure function of (path, ready memos, budget, policy) -> ``Plan``: no Django, no
-database, no clock, no I/O. The same inputs always give the same plan, so a recorded assembly
-can be replayed; old versions stay runnable through ``CURATORS`` / ``get_curator``.
+database, no clock, no I/O. The same inputs always give the same plan.
 
-Costs are arithmetic on stored token counts. Every turn and the memo each render as one message
-and cost ``tokens + policy.message_overhead``; ``Budget.system`` and ``Budget.retrieved`` arrive
+Costs are arithmetic on stored token counts: every turn and the memo render as one message and
+cost ``tokens + policy.message_overhead``; ``Budget.system`` and ``Budget.retrieved`` arrive
 with their overheads included (see ``compaction.tokens``). The plan guarantees::
 
     system + memo + anchor + retrieved + recent + reserve <= window
 
-Levers, in order (when the history does not fit):
+**Units.** An assistant turn that calls tools and the tool results after it are one unit: the
+curator shows, summarises or drops a unit whole, so the model input never holds a tool call
+without its results or a result without its call. Tool results at the start of the path whose
+call lies before it (the bounded read stopped inside a unit) can never be shown.
 
-a. keep the last ``min_recent_turns`` turns verbatim, newest first, at least the current turn
-   (``BudgetTooSmall`` when even that cannot fit);
-b. use the newest ready memo that ends on the path before those turns and fits;
-c. keep the task statement (the real path's first turn, when it is a user turn) verbatim if the
-   memo and the recent turns do not already include it and it fits;
-d. extend the recent turns backwards, verbatim, while they fit (never past the memo's end);
-e. drop the rest: only history older than what the memo and recent turns show.
+**The budget is the trigger.** Levers, in order:
 
-Render order is chronological: anchor, memo, recent (where retrieved material goes is the
-assembler's choice). Memos are requested ahead of need; see ``curate`` for the exact rule.
+1. The whole history fits verbatim: everything is shown; nothing is summarised or dropped.
+2. It fits once old bulky tool results are elided (``Turn.elided_tokens``: results outside
+   the last ``min_recent_turns`` turns shown as a short marker): everything is shown so.
+3. Otherwise the window is split. A memo slot of ``memo_slot(available)`` tokens is set
+   aside; the recent turns take the longest suffix of units that fits the rest (never fewer
+   than the last ``min_recent_turns`` turns, when those fit at all). In the slot goes the
+   ready memo that ends latest (at the end of a unit) before the current unit and fits the
+   slot, or, when the path
+   has no ready memo at all, the task statement (the conversation's first turn, if it is a
+   user turn). A memo may reach into the recent turns: it then stands for what precedes
+   them and overlaps the rest, so no history between the two is lost. Turns that neither the
+   memo nor the recent turns show are dropped.
 
-Versions: ``curator/1`` ended each requested memo just before the last ``min_recent_turns``
-turns, so right after a memo became ready the model saw little more than the memo and those
-few turns. ``curator/2`` (the default) ends the memo earlier, leaving about half of the
-high-water mark verbatim, so more of the window holds the original words.
+Because the slot depends only on the budget and the policy, a bigger window never shows fewer
+original turns than a smaller one: the recent suffix only grows with the window, a memo that
+fits a small slot fits a bigger one, and the task statement only leaves the slot when a memo
+exists or it joins the recent turns.
+
+**Memos are requested ahead of need** (see ``curate`` for the rule) as rolling state: each
+request extends the newest ready memo on the path with the next segment of turns, at most
+``policy.segment_tokens`` of them, so a memo writer never reads more than one memo and one
+bounded segment. ``goal_id`` says how far the chain should reach; the writer requests the
+following segments itself.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from math import floor
 from typing import Protocol
 
-CURATOR_1 = "curator/1"
-VERSION = "curator/2"
+VERSION = "curator/3"
+# Versions whose records can still be replayed (rendered from their stored items): curator/1
+# and curator/2 grew one memo from the first message; they are no longer run.
+KNOWN_VERSIONS = ("curator/1", "curator/2", VERSION)
 TASK_ROLE = "user"
+TOOL_ROLE = "tool"
 
 
 class BudgetTooSmall(ValueError):
-    """The current turn alone does not fit next to the system section, retrieved and reserve."""
+    """The current turn (its whole unit) does not fit next to the system section, retrieved
+    and reserve."""
 
     def __init__(
         self, *, window: int, reserve: int, system: int, retrieved: int, current_turn: int
@@ -62,7 +80,7 @@ class BudgetTooSmall(ValueError):
 
 
 class UnknownCuratorVersion(LookupError):
-    """No curator is registered under that version string."""
+    """No curator is known under that version string."""
 
 
 def _require_non_negative(**values: int) -> None:
@@ -73,24 +91,32 @@ def _require_non_negative(**values: int) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One message on the path; ``tokens`` is its stored content count (no overhead)."""
+    """One message on the path; ``tokens`` is its stored count (no per-message overhead).
+
+    ``calls_tools``: an assistant turn with tool calls, which opens a unit. ``elided_tokens``:
+    for a bulky tool result, what its elided form (a marker) costs; None if it is never
+    elided.
+    """
 
     id: int
     role: str
     tokens: int
+    calls_tools: bool = False
+    elided_tokens: int | None = None
 
     def __post_init__(self) -> None:
         _require_non_negative(tokens=self.tokens)
+        if self.elided_tokens is not None:
+            _require_non_negative(elided_tokens=self.elided_tokens)
 
 
 @dataclass(frozen=True, slots=True)
 class Memo:
-    """A ready summary of the contiguous path range ``first_id`` … ``last_id`` (inclusive).
+    """A ready memo standing for the contiguous path range ``first_id`` … ``last_id``.
 
-    ``tokens`` is its stored content count; it renders as one message. ``chain_depth`` is 0 for a
-    memo written from originals and ``base.chain_depth + 1`` for one extending another memo.
-    ``last_id`` must lie on the given path or the memo is ignored; ``first_id`` may precede the
-    path (the caller's read is bounded), and the memo then covers the path from its start.
+    ``tokens`` is its stored content count; it renders as one message. ``last_id`` must lie on
+    the given path or the memo is ignored; ``first_id`` may precede the path (the caller's read
+    is bounded), and the memo then stands for the path from its start.
     """
 
     id: int
@@ -131,43 +157,54 @@ class Budget:
 class Policy:
     """How a model profile curates.
 
-    ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit; a memo is requested once
-    the unsummarised tail passes ``high_water`` (0 < hw <= 1) of the available budget.
-    ``memo_max_tokens`` is the size the memo writer must stay under (the curator only reads
-    memos' real sizes). ``message_overhead`` equals ``compaction.tokens.MESSAGE_OVERHEAD`` for
-    cl100k chat models.
+    ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit. The memo slot is
+    ``memo_max_tokens`` (+ overhead), at most ``1 - high_water`` of the available budget; a
+    slot smaller than ``min_memo_tokens`` is not worth a memo. A memo is requested once the
+    turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room;
+    one request covers at most ``segment_tokens`` of new turns (what a memo writer can read
+    next to the previous memo). ``message_overhead`` equals
+    ``compaction.tokens.MESSAGE_OVERHEAD`` for cl100k chat models.
     """
 
     min_recent_turns: int = 4
     memo_max_tokens: int = 512
     high_water: float = 0.75
     message_overhead: int = 4
+    segment_tokens: int = 8192
+    min_memo_tokens: int = 96
 
     def __post_init__(self) -> None:
         if self.min_recent_turns < 1:
             raise ValueError(f"min_recent_turns must be >= 1, got {self.min_recent_turns}")
         if not 0 < self.high_water <= 1:
             raise ValueError(f"high_water must be in (0, 1], got {self.high_water}")
+        if self.segment_tokens < 1:
+            raise ValueError(f"segment_tokens must be >= 1, got {self.segment_tokens}")
         _require_non_negative(
             memo_max_tokens=self.memo_max_tokens,
             message_overhead=self.message_overhead,
+            min_memo_tokens=self.min_memo_tokens,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class MemoRequest:
-    """The memo to write next, covering ``first_id`` … ``last_id`` of the path.
+    """The memo to write next: it stands for ``first_id`` … ``last_id``.
 
-    ``base_memo_id`` is the memo it extends (the new memo's chain_depth is then the base's + 1),
-    or None to write it from originals (chain_depth 0). ``new_ids`` are the path turns the writer
-    must render besides the base memo: those after the base's last turn (or from the path's
-    first turn) through ``last_id``, in path order.
+    It extends ``base_memo_id`` (which stands for ``first_id`` … the turn before
+    ``segment_first_id``) with the turns ``new_ids`` = ``segment_first_id`` … ``last_id``, in
+    path order; without a base it is written from ``new_ids`` alone (``first_id`` =
+    ``segment_first_id``). ``goal_id`` is where the chain should end; past ``last_id`` the
+    writer requests the next segments. ``max_tokens`` is the memo's size (header included).
     """
 
     first_id: int
+    segment_first_id: int
     last_id: int
     base_memo_id: int | None
     new_ids: tuple[int, ...]
+    goal_id: int
+    max_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +225,11 @@ class Tokens:
 class Plan:
     """What the model sees, as ids.
 
-    ``covered`` (the path turns the memo stands in for), ``anchor`` (the kept task statement),
-    ``recent`` (a suffix of the path ending with the current turn) and ``dropped`` are in path
-    order; covered, recent, dropped and the anchor when it is on the path partition the path.
-    The anchor may instead be the ``head`` turn, which is not on the path.
+    ``covered`` (path turns the memo stands for and that are not shown verbatim), ``anchor``
+    (the task statement, when it is on the path), ``recent`` (a suffix of whole units ending
+    with the current turn) and ``dropped`` partition the path, each in path order. The anchor
+    may instead be the ``head`` turn, which is not on the path. ``elided`` lists the recent
+    tool results shown as a marker.
     """
 
     version: str
@@ -200,12 +238,13 @@ class Plan:
     anchor: tuple[int, ...]
     recent: tuple[int, ...]
     dropped: tuple[int, ...]
+    elided: tuple[int, ...]
     request: MemoRequest | None
     tokens: Tokens
 
 
 class Curator(Protocol):
-    """The signature every registered curator version keeps."""
+    """The signature of a runnable curator."""
 
     def __call__(
         self,
@@ -218,20 +257,33 @@ class Curator(Protocol):
     ) -> Plan: ...
 
 
-class RequestEnd(Protocol):
-    """Where a requested memo ends: an index into the path, given each turn's cost."""
-
-    def __call__(self, costs: Sequence[int], available: int, policy: Policy) -> int: ...
-
-
 @dataclass(frozen=True, slots=True)
-class _PlacedMemo:
-    """A usable memo with the path indices it covers (``start`` … ``end``) and its cost."""
+class Unit:
+    """Path indices ``start`` … ``end`` shown or hidden together; ``orphan`` when its tool
+    results lost their call (they start the path)."""
 
-    memo: Memo
     start: int
     end: int
-    cost: int
+    orphan: bool
+
+
+def split_units(path: Sequence[Turn]) -> list[Unit]:
+    """The path cut into units: a tool result joins the unit before it."""
+    units: list[Unit] = []
+    for index, turn in enumerate(path):
+        if turn.role == TOOL_ROLE and units:
+            last = units[-1]
+            units[-1] = Unit(last.start, index, last.orphan)
+        else:
+            units.append(Unit(index, index, turn.role == TOOL_ROLE))
+    return units
+
+
+def memo_slot(available: int, policy: Policy) -> int:
+    """Tokens set aside for the memo (or the task statement) when the history does not fit:
+    the memo's size plus its overhead, at most ``1 - high_water`` of ``available``."""
+    share = floor((1 - policy.high_water) * max(available, 0))
+    return max(0, min(policy.memo_max_tokens + policy.message_overhead, share))
 
 
 def curate(
@@ -245,91 +297,203 @@ def curate(
     """Lay out the model input for ``path`` within ``budget`` (see the module docstring).
 
     ``path`` is a non-empty run of turns in root -> leaf order with unique ids: a contiguous
-    suffix of the thread's real path whose last turn is the current one (always kept verbatim).
-    ``head`` is the real path's first turn when it is not in ``path`` (the task statement).
-    ``memos`` are ready summaries only. Raises ``BudgetTooSmall`` if the current turn cannot fit.
+    suffix of the thread's real path whose last unit is the current one (always shown whole,
+    never elided). ``head`` is the real path's first turn when it is not in ``path``.
+    ``memos`` are ready memos only. Raises ``BudgetTooSmall`` if the current unit cannot fit.
 
-    A memo is requested when history is being lost (no memo is used and something is dropped)
-    or ahead of need: when the turns after the used memo (all turns, without one) cost more than
-    ``high_water`` x available and the request would summarise at least ``(1 - high_water)`` x
-    available of them, so a long conversation asks for a memo about once per that many tokens,
-    never once per turn. The requested range leaves the newest turns worth about
-    ``high_water / 2`` x available verbatim (never fewer than ``min_recent_turns``) and must end
-    after the used memo's last turn.
+    A memo is requested when history is being lost (something the newest memo does not
+    stand for is dropped), or ahead of need: when the turns after the newest memo (all
+    turns, without one) cost more than ``high_water`` x the verbatim room (available less
+    the memo slot) and the request would absorb at least ``(1 - high_water)`` x that room,
+    so a long conversation asks about once per that many tokens, never once per turn, and
+    ``1 - high_water`` of the room is left for the memo to be written before anything has
+    to be dropped. The requested chain ends where the turns after it cost about
+    ``high_water / 2`` x the room (never inside the last ``min_recent_turns`` turns); no
+    memo is requested when the slot is smaller than ``min_memo_tokens``.
     """
-    return _curate(path, memos, budget, policy, head, VERSION, _end_leaving_half_high_water)
+    layout = _Layout.of(path, budget, policy, head)
+    if layout.history_fits(elide=False):
+        plan = layout.everything(elide=False)
+    elif layout.history_fits(elide=True):
+        plan = layout.everything(elide=True)
+    else:
+        plan = layout.split(memos)
+    return _with_request(plan, layout, memos)
 
 
-def curate_v1(
-    path: Sequence[Turn],
-    memos: Sequence[Memo],
-    budget: Budget,
-    policy: Policy,
-    *,
-    head: Turn | None = None,
-) -> Plan:
-    """``curator/1``: as ``curate``, but a requested memo ends just before the last
-    ``min_recent_turns`` turns. Kept runnable for assemblies recorded with it."""
-    return _curate(path, memos, budget, policy, head, CURATOR_1, _end_before_recent_floor)
+@dataclass(frozen=True, slots=True)
+class _Sections:
+    memo: Memo | None
+    memo_start: int
+    memo_end: int
+    anchor: Turn | None
+    recent_start: int
+    elide: bool
 
 
-def _end_before_recent_floor(costs: Sequence[int], available: int, policy: Policy) -> int:
-    return len(costs) - policy.min_recent_turns - 1
+class _Layout:
+    """The path with its units and costs for one budget; builds the candidate plans."""
+
+    def __init__(
+        self,
+        path: Sequence[Turn],
+        budget: Budget,
+        policy: Policy,
+        head: Turn | None,
+        units: list[Unit],
+        elidable: frozenset[int],
+    ) -> None:
+        self.path = path
+        self.budget = budget
+        self.policy = policy
+        self.head = head
+        self.units = units
+        self.elidable = elidable
+        self.available = budget.available
+        self.position = {turn.id: index for index, turn in enumerate(path)}
+        overhead = policy.message_overhead
+        full = [turn.tokens + overhead for turn in path]
+        shown = [
+            (turn.elided_tokens if index in elidable else turn.tokens) + overhead
+            for index, turn in enumerate(path)
+        ]
+        # Running sums of the costs, so any stretch's cost is one subtraction.
+        self.sums = {False: [0, *accumulate(full)], True: [0, *accumulate(shown)]}
+
+    @classmethod
+    def of(
+        cls, path: Sequence[Turn], budget: Budget, policy: Policy, head: Turn | None
+    ) -> "_Layout":
+        _check_path(path, head)
+        units = split_units(path)
+        if units[-1].orphan:
+            raise ValueError("the path must include the assistant turn the current results answer")
+        floor_start = _floor_start(units, len(path), policy.min_recent_turns)
+        elidable = frozenset(
+            index
+            for index, turn in enumerate(path[:floor_start])
+            if turn.role == TOOL_ROLE and turn.elided_tokens is not None
+        )
+        layout = cls(path, budget, policy, head, units, elidable)
+        current = layout.unit_cost(units[-1], elide=False)
+        if current > layout.available:
+            raise BudgetTooSmall(
+                window=budget.window,
+                reserve=budget.reserve,
+                system=budget.system,
+                retrieved=budget.retrieved,
+                current_turn=current,
+            )
+        return layout
+
+    def span_cost(self, start: int, end: int, *, elide: bool) -> int:
+        """The cost of the turns ``start`` … ``end`` (elided where they may be, if ``elide``)."""
+        sums = self.sums[elide]
+        return sums[end + 1] - sums[start]
+
+    def unit_cost(self, unit: Unit, *, elide: bool) -> int:
+        return self.span_cost(unit.start, unit.end, elide=elide)
+
+    def history_fits(self, *, elide: bool) -> bool:
+        if self.head is not None or self.units[0].orphan:
+            return False
+        return self.span_cost(0, len(self.path) - 1, elide=elide) <= self.available
+
+    def everything(self, *, elide: bool) -> Plan:
+        return self._plan(_Sections(None, 0, -1, None, 0, elide))
+
+    def split(self, memos: Sequence[Memo]) -> Plan:
+        slot = memo_slot(self.available, self.policy)
+        recent_start = self._recent_start(self.available - slot)
+        left = self.available - self.cost_from(recent_start)
+        room = min(slot, left)
+        placed = self.placed_memos(memos)
+        memo = max(
+            (p for p in placed if p[0].tokens + self.policy.message_overhead <= room),
+            key=lambda p: (p[2], p[0].id),
+            default=None,
+        )
+        anchor = None if placed else self._anchor(recent_start, room)
+        if memo is None:
+            return self._plan(_Sections(None, 0, -1, anchor, recent_start, True))
+        return self._plan(_Sections(memo[0], memo[1], memo[2], None, recent_start, True))
+
+    def placed_memos(self, memos: Sequence[Memo]) -> list[tuple[Memo, int, int]]:
+        """Memos ending on the path at the end of a unit before the current one: (memo, start
+        index, end index). (This curator never asks for a memo ending inside a unit.)"""
+        ends = {unit.end for unit in self.units[:-1]}
+        placed = []
+        for memo in memos:
+            end = self.position.get(memo.last_id)
+            start = self.position.get(memo.first_id, 0)  # a first_id off the path lies before it
+            if end in ends and start <= end:
+                placed.append((memo, start, end))
+        return placed
+
+    def cost_from(self, start: int) -> int:
+        return self.span_cost(start, len(self.path) - 1, elide=True)
+
+    def _recent_start(self, room: int) -> int:
+        """The start of the longest suffix of whole units fitting ``room`` (elided costs), or
+        of the last ``min_recent_turns`` turns' units that fit ``available``, if longer."""
+        start = self._suffix_start(room)
+        floor_start = _floor_start(self.units, len(self.path), self.policy.min_recent_turns)
+        return min(start, max(floor_start, self._suffix_start(self.available)))
+
+    def _suffix_start(self, room: int) -> int:
+        start = self.units[-1].start
+        spent = self.unit_cost(self.units[-1], elide=True)
+        for unit in reversed(self.units[:-1]):
+            cost = self.unit_cost(unit, elide=True)
+            if unit.orphan or spent + cost > room:
+                break
+            spent += cost
+            start = unit.start
+        return start
+
+    def _anchor(self, recent_start: int, room: int) -> Turn | None:
+        """The task statement, in the slot when the path has no memo: the real first turn (the
+        head, or the path's first turn), if it is a user turn not shown and it fits."""
+        if self.head is not None:
+            task = self.head
+        elif recent_start > 0 and not self.units[0].orphan:
+            task = self.path[0]
+        else:
+            return None
+        fits = task.tokens + self.policy.message_overhead <= room
+        return task if task.role == TASK_ROLE and fits else None
+
+    def _plan(self, sections: _Sections) -> Plan:
+        path = self.path
+        recent = range(sections.recent_start, len(path))
+        covered = range(sections.memo_start, min(sections.memo_end + 1, sections.recent_start))
+        anchor_index = 0 if sections.anchor is not None and self.head is None else None
+        shown = set(recent) | set(covered) | ({anchor_index} if anchor_index is not None else set())
+        memo_cost = sections.memo.tokens + self.policy.message_overhead if sections.memo else 0
+        anchor_cost = (
+            sections.anchor.tokens + self.policy.message_overhead if sections.anchor else 0
+        )
+        recent_cost = self.span_cost(sections.recent_start, len(path) - 1, elide=sections.elide)
+        return Plan(
+            version=VERSION,
+            memo=sections.memo,
+            covered=tuple(path[i].id for i in covered),
+            anchor=(sections.anchor.id,) if sections.anchor else (),
+            recent=tuple(path[i].id for i in recent),
+            dropped=tuple(turn.id for i, turn in enumerate(path) if i not in shown),
+            elided=tuple(path[i].id for i in recent if sections.elide and i in self.elidable),
+            request=None,
+            tokens=_tokens(self.budget, memo_cost, anchor_cost, recent_cost),
+        )
 
 
-def _end_leaving_half_high_water(costs: Sequence[int], available: int, policy: Policy) -> int:
-    """The last index a memo should cover so that the turns after it cost about
-    ``high_water / 2`` x available: what stays verbatim once the memo is ready."""
-    keep = policy.high_water / 2 * available
-    end, tail = len(costs) - 1, 0
-    while end >= 0 and tail + costs[end] <= keep:
-        tail += costs[end]
-        end -= 1
-    return min(end, _end_before_recent_floor(costs, available, policy))
-
-
-def _curate(
-    path: Sequence[Turn],
-    memos: Sequence[Memo],
-    budget: Budget,
-    policy: Policy,
-    head: Turn | None,
-    version: str,
-    request_end: RequestEnd,
-) -> Plan:
-    _check_path(path, head)
-    costs = [turn.tokens + policy.message_overhead for turn in path]
-    floor_start, room = _keep_recent_floor(costs, budget, policy.min_recent_turns)
-    memo = _choose_memo(path, memos, floor_start, room, policy.message_overhead)
-    room -= memo.cost if memo else 0
-    anchor = _choose_anchor(path, head, memo, floor_start, room, policy.message_overhead)
-    anchor_cost = anchor.tokens + policy.message_overhead if anchor else 0
-    anchor_on_path = anchor is not None and head is None
-    lowest = max(memo.end + 1 if memo else 0, 1 if anchor_on_path else 0)
-    recent_start, _ = _extend_backwards(costs, floor_start, lowest, room - anchor_cost)
-
-    # (e) whatever neither the memo, the anchor nor the recent turns show is dropped
-    covered = range(memo.start, memo.end + 1) if memo else range(0)
-    shown = set(covered) | set(range(recent_start, len(path))) | ({0} if anchor_on_path else set())
-    dropped = tuple(turn.id for index, turn in enumerate(path) if index not in shown)
-    return Plan(
-        version=version,
-        memo=memo.memo if memo else None,
-        covered=tuple(path[index].id for index in covered),
-        anchor=(anchor.id,) if anchor else (),
-        recent=tuple(turn.id for turn in path[recent_start:]),
-        dropped=dropped,
-        request=_memo_request(
-            path,
-            costs,
-            memo,
-            bool(dropped),
-            budget.available,
-            policy,
-            request_end(costs, budget.available, policy),
-        ),
-        tokens=_tokens(budget, memo, anchor_cost, sum(costs[recent_start:])),
-    )
+def _floor_start(units: Sequence[Unit], length: int, min_recent: int) -> int:
+    """The start of the units holding the last ``min_recent`` turns."""
+    wanted = max(0, length - min_recent)
+    for unit in reversed(units):
+        if unit.start <= wanted:
+            return unit.start if not unit.orphan else unit.end + 1
+    return 0
 
 
 def _check_path(path: Sequence[Turn], head: Turn | None) -> None:
@@ -342,142 +506,116 @@ def _check_path(path: Sequence[Turn], head: Turn | None) -> None:
         raise ValueError(f"head {head.id} is on the path; pass it only when the path omits it")
 
 
-def _keep_recent_floor(costs: Sequence[int], budget: Budget, min_recent: int) -> tuple[int, int]:
-    """(a) Keep the current turn and up to ``min_recent - 1`` before it; return (start, room)."""
-    current = costs[-1]
-    if current > budget.available:
-        raise BudgetTooSmall(
-            window=budget.window,
-            reserve=budget.reserve,
-            system=budget.system,
-            retrieved=budget.retrieved,
-            current_turn=current,
-        )
-    last = len(costs) - 1
-    return _extend_backwards(
-        costs, last, max(0, len(costs) - min_recent), budget.available - current
+def _with_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> Plan:
+    request = _memo_request(plan, layout, memos)
+    if request is None:
+        return plan
+    return Plan(
+        version=plan.version,
+        memo=plan.memo,
+        covered=plan.covered,
+        anchor=plan.anchor,
+        recent=plan.recent,
+        dropped=plan.dropped,
+        elided=plan.elided,
+        request=request,
+        tokens=plan.tokens,
     )
 
 
-def _extend_backwards(costs: Sequence[int], start: int, lowest: int, room: int) -> tuple[int, int]:
-    """Grow the verbatim suffix ``costs[start:]`` down to ``lowest`` while the next turn fits.
-
-    Stops at the first turn that does not fit, so the result stays a contiguous suffix.
-    Returns the new start and the room left.
-    """
-    while start > lowest and costs[start - 1] <= room:
-        start -= 1
-        room -= costs[start]
-    return start, room
-
-
-def _choose_memo(
-    path: Sequence[Turn], memos: Sequence[Memo], floor_start: int, room: int, overhead: int
-) -> _PlacedMemo | None:
-    """(b) The memo ending latest before the kept recent turns that fits (newest id on ties)."""
-    position = {turn.id: index for index, turn in enumerate(path)}
-    usable = []
-    for memo in memos:
-        end = position.get(memo.last_id)
-        start = position.get(memo.first_id, 0)  # a first_id off the path lies before it
-        cost = memo.tokens + overhead
-        if end is not None and start <= end < floor_start and cost <= room:
-            usable.append(_PlacedMemo(memo=memo, start=start, end=end, cost=cost))
-    return max(usable, key=lambda placed: (placed.end, placed.memo.id), default=None)
-
-
-def _choose_anchor(
-    path: Sequence[Turn],
-    head: Turn | None,
-    memo: _PlacedMemo | None,
-    floor_start: int,
-    room: int,
-    overhead: int,
-) -> Turn | None:
-    """(c) The task statement, if it is a user turn not otherwise shown and it fits."""
-    task = head if head is not None else path[0]
-    if task.role != TASK_ROLE or task.tokens + overhead > room:
+def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoRequest | None:
+    """The next memo of the chain, or None (the rule is in ``curate``)."""
+    policy = layout.policy
+    slot = memo_slot(layout.available, policy)
+    if slot - policy.message_overhead < policy.min_memo_tokens:
         return None
-    if _task_already_shown(head, memo, floor_start):
+    placed = layout.placed_memos(memos)
+    base = max(placed, key=lambda p: (p[2], p[0].id), default=None)
+    base_end = base[2] if base else -1
+    units = [u for u in layout.units[:-1] if u.start > base_end and not u.orphan]
+    if not units:
         return None
-    return task
-
-
-def _task_already_shown(head: Turn | None, memo: _PlacedMemo | None, floor_start: int) -> bool:
-    """Whether the memo or the recent turns already include the task statement.
-
-    ``head`` is the real root, so a memo covers it only if the memo starts there.
-    """
-    if head is not None:
-        return memo is not None and memo.memo.first_id == head.id
-    return floor_start == 0 or (memo is not None and memo.start == 0)
-
-
-def _memo_request(
-    path: Sequence[Turn],
-    costs: Sequence[int],
-    memo: _PlacedMemo | None,
-    dropped_any: bool,
-    available: int,
-    policy: Policy,
-    end: int,
-) -> MemoRequest | None:
-    """The memo to write next, ending at index ``end``, or None (rule in ``curate``)."""
-    base_end = memo.end if memo else -1
-    if end <= base_end:
+    costs = [layout.unit_cost(u, elide=True) for u in units]
+    goal = _goal_index(units, costs, layout, verbatim_room=layout.available - slot)
+    if goal < 0:
         return None
-    history_lost = memo is None and dropped_any
-    if not (history_lost or _past_high_water(costs, base_end, end, available, policy.high_water)):
+    first_start = units[0].start
+    lost = any(layout.position[i] > base_end for i in plan.dropped)
+    unsummarised = layout.cost_from(first_start)
+    summarisable = sum(costs[: goal + 1])
+    verbatim_room = layout.available - slot
+    ahead = (
+        unsummarised > policy.high_water * verbatim_room
+        and summarisable >= (1 - policy.high_water) * verbatim_room
+    )
+    if not (lost or ahead):
         return None
-    if memo is not None:
-        new_turns = path[base_end + 1 : end + 1]
-        return MemoRequest(
-            first_id=memo.memo.first_id,
-            last_id=path[end].id,
-            base_memo_id=memo.memo.id,
-            new_ids=tuple(turn.id for turn in new_turns),
-        )
+    last = segment_end(costs[: goal + 1], policy.segment_tokens)
+    path = layout.path
+    new_ids = tuple(path[i].id for i in range(first_start, units[last].end + 1))
     return MemoRequest(
-        first_id=path[0].id,
-        last_id=path[end].id,
-        base_memo_id=None,
-        new_ids=tuple(turn.id for turn in path[: end + 1]),
+        first_id=base[0].first_id if base else path[first_start].id,
+        segment_first_id=path[first_start].id,
+        last_id=path[units[last].end].id,
+        base_memo_id=base[0].id if base else None,
+        new_ids=new_ids,
+        goal_id=path[units[goal].end].id,
+        max_tokens=slot - policy.message_overhead,
     )
 
 
-def _past_high_water(
-    costs: Sequence[int], base_end: int, end: int, available: int, high_water: float
-) -> bool:
-    """Whether the unsummarised tail passed high water and a memo would absorb enough of it.
+def _goal_index(
+    units: Sequence[Unit], costs: Sequence[int], layout: _Layout, *, verbatim_room: int
+) -> int:
+    """Index into ``units`` of the last unit a memo should stand for: the turns after it cost
+    about ``high_water / 2`` x the verbatim room, and the last ``min_recent_turns`` turns
+    stay out."""
+    policy = layout.policy
+    keep = policy.high_water / 2 * verbatim_room
+    tail = layout.unit_cost(layout.units[-1], elide=True)
+    floor_start = _floor_start(layout.units, len(layout.path), policy.min_recent_turns)
+    goal = len(units) - 1
+    while goal >= 0 and (units[goal].end >= floor_start or tail + costs[goal] <= keep):
+        tail += costs[goal]
+        goal -= 1
+    return goal
 
-    The second condition keeps requests rare when the recent turns alone sit above high water:
-    the memo must summarise at least ``(1 - high_water)`` x available tokens of new turns.
-    """
-    unsummarised = sum(costs[base_end + 1 :])
-    summarisable = sum(costs[base_end + 1 : end + 1])
-    return unsummarised > high_water * available and summarisable >= (1 - high_water) * available
+
+def segment_end(costs: Sequence[int], segment_tokens: int) -> int:
+    """The last index of the first segment of ``costs`` (unit costs in path order) that stays
+    within ``segment_tokens``; at least the first unit, however big (its writer trims it)."""
+    spent, end = costs[0], 0
+    while end + 1 < len(costs) and spent + costs[end + 1] <= segment_tokens:
+        end += 1
+        spent += costs[end]
+    return end
 
 
-def _tokens(budget: Budget, memo: _PlacedMemo | None, anchor: int, recent: int) -> Tokens:
-    memo_cost = memo.cost if memo else 0
+def _tokens(budget: Budget, memo: int, anchor: int, recent: int) -> Tokens:
     return Tokens(
         window=budget.window,
         reserve=budget.reserve,
         system=budget.system,
-        memo=memo_cost,
+        memo=memo,
         anchor=anchor,
         retrieved=budget.retrieved,
         recent=recent,
-        total=budget.system + memo_cost + anchor + budget.retrieved + recent,
+        total=budget.system + memo + anchor + budget.retrieved + recent,
     )
 
 
-CURATORS: dict[str, Curator] = {CURATOR_1: curate_v1, VERSION: curate}
+CURATORS: dict[str, Curator] = {VERSION: curate}
+
+
+def check_version_known(version: str) -> None:
+    """Raise ``UnknownCuratorVersion`` unless records of ``version`` can be replayed."""
+    if version not in KNOWN_VERSIONS:
+        raise UnknownCuratorVersion(f"no curator known as {version!r}")
 
 
 def get_curator(version: str) -> Curator:
-    """Return the curator registered as ``version`` (``UnknownCuratorVersion`` if none)."""
+    """Return the runnable curator ``version`` (``UnknownCuratorVersion`` if none)."""
     try:
         return CURATORS[version]
     except KeyError:
-        raise UnknownCuratorVersion(f"no curator registered as {version!r}") from None
+        raise UnknownCuratorVersion(f"no runnable curator {version!r}") from None

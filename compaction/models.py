@@ -104,9 +104,7 @@ class Summary(models.Model):
     thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="summaries")
     first = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
     last = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
-    segment_first = models.ForeignKey(
-        "threads.Message", on_delete=models.PROTECT, null=True, related_name="+"
-    )
+    segment_first = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
     goal = models.ForeignKey(
         "threads.Message", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -145,11 +143,8 @@ class Summary(models.Model):
         indexes = [
             models.Index(fields=["thread", "status", "last"], name="summary_thread_status_last"),
             models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
-            models.Index(
-                fields=["thread", "-id"],
-                condition=Q(status="failed"),
-                name="summary_thread_failed",
-            ),
+            # The newest failed (or ready) memo of a thread: the curator's backoff check.
+            models.Index(fields=["thread", "status", "-id"], name="summary_thread_status_id"),
         ]
         constraints = [
             # One written memo per range and covered content: a task delivered twice (or two

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
+from compaction.backends import summarizer_context_tokens
 from compaction.curator import Policy
 from compaction.models import ModelProfile
 from compaction.tokens import MESSAGE_OVERHEAD, UnknownEncoding, validate_encoding
@@ -28,6 +29,19 @@ def profile_for_new_thread(*, tenant: Tenant, name: str | None) -> ModelProfile 
     return profile
 
 
+# What a memo writer's prompt takes besides the previous memo and the segment: instructions
+# and per-message framing (see ``compaction.services`` for how the writer keeps to it).
+WRITER_PROMPT_ALLOWANCE = 512
+MIN_SEGMENT_TOKENS = 256
+
+
+def writer_segment_tokens(*, context_tokens: int, memo_max_tokens: int) -> int:
+    """How many tokens of new turns one memo request may cover: what the summarizer's context
+    holds after its output, the previous memo and the prompt's own text."""
+    spare = context_tokens - 2 * memo_max_tokens - WRITER_PROMPT_ALLOWANCE
+    return max(MIN_SEGMENT_TOKENS, spare)
+
+
 @dataclass(frozen=True)
 class EffectiveProfile:
     """What a thread is curated with: its profile's values, or the built-in defaults."""
@@ -36,6 +50,7 @@ class EffectiveProfile:
     window_tokens: int
     reserve_tokens: int
     encoding: str
+    tool_result_elide_tokens: int
     policy: Policy
 
     def as_dict(self) -> dict[str, Any]:
@@ -49,17 +64,23 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
     tiktoken does not know, so a misconfigured profile fails clearly instead of with a 500.
     """
     profile = thread.profile
+    memo_max = profile.memo_max_tokens if profile else settings.CONVMEM_DEFAULT_MEMO_MAX_TOKENS
+    segment = writer_segment_tokens(
+        context_tokens=summarizer_context_tokens(), memo_max_tokens=memo_max
+    )
     if profile is None:
         effective = EffectiveProfile(
             name=None,
             window_tokens=settings.CONVMEM_DEFAULT_WINDOW_TOKENS,
             reserve_tokens=settings.CONVMEM_DEFAULT_RESERVE_TOKENS,
             encoding=settings.CONVMEM_DEFAULT_ENCODING,
+            tool_result_elide_tokens=settings.CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS,
             policy=Policy(
                 min_recent_turns=settings.CONVMEM_DEFAULT_MIN_RECENT_TURNS,
-                memo_max_tokens=settings.CONVMEM_DEFAULT_MEMO_MAX_TOKENS,
+                memo_max_tokens=memo_max,
                 high_water=settings.CONVMEM_DEFAULT_HIGH_WATER,
                 message_overhead=MESSAGE_OVERHEAD,
+                segment_tokens=segment,
             ),
         )
     else:
@@ -68,11 +89,13 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
             window_tokens=profile.window_tokens,
             reserve_tokens=profile.reserve_tokens,
             encoding=profile.encoding,
+            tool_result_elide_tokens=profile.tool_result_elide_tokens,
             policy=Policy(
                 min_recent_turns=max(1, profile.min_recent_turns),
-                memo_max_tokens=profile.memo_max_tokens,
+                memo_max_tokens=memo_max,
                 high_water=profile.high_water,
                 message_overhead=MESSAGE_OVERHEAD,
+                segment_tokens=segment,
             ),
         )
     try:

@@ -1,11 +1,13 @@
-"""Rendering a curated plan into chat messages, and the hash that identifies a rendered input.
+"""Rendering a curated plan into OpenAI Chat Completions messages, and the hash that
+identifies a rendered input.
 
 Pure functions (no database): the context service renders with them, and a replay rebuilds a
-recorded input from the assembly record's ``items`` plus the texts they name, then compares
+recorded input from the assembly record's ``items`` plus the payloads they name, then compares
 ``rendered_hash``. The layout of one model input, in order:
 
 1. the system prompt (a ``system`` message), if any;
-2. the memo, as a ``system`` message: ``MEMO_HEADER`` naming the covered range, then its text;
+2. the memo, as a ``system`` message: ``MEMO_HEADER`` naming the range it stands for, then
+   its text;
 3. the anchor (the task statement: the conversation's first user turn), verbatim;
 4. each retrieved item, as a ``system`` message ``Retrieved (<ref>):`` + its content;
 5. the recent turns verbatim, oldest first; the current turn is the last message.
@@ -17,26 +19,49 @@ Record items (``AssemblyRecord.items``), one per message, in that order::
     {"kind": "message", "id": "msg_…", "role": "user", "tokens": n, "anchor": true}  # anchor
     {"kind": "retrieved", "ref": "…", "hash": sha256, "tokens": n}
     {"kind": "message", "id": "msg_…", "role": "assistant", "tokens": n}
+    {"kind": "message", "id": "msg_…", "role": "tool", "tokens": n, "elided": true}
+    {"kind": "message", "id": "msg_…", "role": "tool", "tokens": n, "uncalled": true}
 
-``tokens`` is the token count of the rendered message's content (headers included, the
-per-message overhead not). ``texts`` for ``render`` come from ``item_text_key``: the system
-prompt and retrieved contents by hash (``audit.ContentBlob``), a summary's ``text`` and a
-message's ``content`` by public id.
+``tokens`` is the token count of the rendered message's content (headers and markers
+included, the per-message overhead not). A message renders with its content parts, tool calls
+and ``tool_call_id`` (``MessagePayload``); ``elided`` shows a tool result as
+``ELIDED_TOOL_RESULT``; ``uncalled`` marks a tool result recorded before tool calls were
+stored, which has no call to answer and renders as a system message ``Tool output:`` + its
+content so the input stays valid. ``payloads`` for ``render`` come from ``item_payload_key``:
+the system prompt and retrieved contents by hash (``audit.ContentBlob``), a summary's ``text``
+by public id, a message's ``MessagePayload`` by public id.
 """
 
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 MEMO_HEADER = "Summary of earlier conversation (messages {first}…{last}):\n"
 RETRIEVED_HEADER = "Retrieved ({ref}):\n"
+UNCALLED_TOOL_HEADER = "Tool output:\n"
+ELIDED_TOOL_RESULT = (
+    "[Tool result elided to save context: {tokens} tokens, message {id}. "
+    "Call the tool again if you need it.]"
+)
+FORMAT = "openai.chat_completions"
 
-Message = dict[str, str]
+Message = dict[str, Any]
 
 
 class MissingText(KeyError):
-    """``render`` was not given the text of one of the items (erased or never stored)."""
+    """``render`` was not given the payload of one of the items (erased or never stored)."""
+
+
+@dataclass(frozen=True)
+class MessagePayload:
+    """What a stored message contributes to the model input besides its role."""
+
+    content: str
+    content_parts: list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str = ""
 
 
 def sha256_hex(text: str) -> str:
@@ -54,39 +79,68 @@ def retrieved_content(*, ref: str, content: str) -> str:
     return RETRIEVED_HEADER.format(ref=ref) + content
 
 
-def item_text_key(item: Mapping[str, Any]) -> str:
-    """The key under which ``render`` expects an item's text: the content hash for system and
-    retrieved items, the public id for summaries and messages."""
+def elided_tool_result(*, message_id: str, tokens: int) -> str:
+    """The marker shown in place of a bulky tool result the curator elided."""
+    return ELIDED_TOOL_RESULT.format(tokens=tokens, id=message_id)
+
+
+def uncalled_tool_content(content: str) -> str:
+    return UNCALLED_TOOL_HEADER + content
+
+
+def item_payload_key(item: Mapping[str, Any]) -> str:
+    """The key under which ``render`` expects an item's payload: the content hash for system
+    and retrieved items, the public id for summaries and messages."""
     return item["hash"] if item["kind"] in ("system", "retrieved") else item["id"]
 
 
-def render(items: Sequence[Mapping[str, Any]], texts: Mapping[str, str]) -> list[Message]:
-    """The chat messages of a recorded input: one ``{"role", "content"}`` per item, in order.
+def render(items: Sequence[Mapping[str, Any]], payloads: Mapping[str, Any]) -> list[Message]:
+    """The chat messages of a recorded input, one per item, in order.
 
-    ``texts`` maps ``item_text_key(item)`` to the stored text: the system prompt or retrieved
-    content (``audit.ContentBlob`` by sha256), the summary's ``text``, the message's
-    ``content``. Raises ``MissingText`` naming the first item without one.
+    ``payloads`` maps ``item_payload_key(item)`` to a text (system prompt, retrieved content,
+    summary text) or, for messages, a ``MessagePayload``. Raises ``MissingText`` naming the
+    first item without one.
     """
     messages: list[Message] = []
     for item in items:
-        key = item_text_key(item)
-        if key not in texts:
+        key = item_payload_key(item)
+        if key not in payloads:
             raise MissingText(f"no text for {item['kind']} {key}")
-        text = texts[key]
+        payload = payloads[key]
         kind = item["kind"]
         if kind == "system":
-            messages.append({"role": "system", "content": text})
+            messages.append({"role": "system", "content": payload})
         elif kind == "summary":
-            content = memo_content(first_id=item["first_id"], last_id=item["last_id"], text=text)
+            content = memo_content(first_id=item["first_id"], last_id=item["last_id"], text=payload)
             messages.append({"role": "system", "content": content})
         elif kind == "retrieved":
-            content = retrieved_content(ref=item["ref"], content=text)
+            content = retrieved_content(ref=item["ref"], content=payload)
             messages.append({"role": "system", "content": content})
         elif kind == "message":
-            messages.append({"role": item["role"], "content": text})
+            messages.append(_chat_message(item, payload))
         else:
             raise ValueError(f"unknown item kind {kind!r}")
     return messages
+
+
+def _chat_message(item: Mapping[str, Any], payload: MessagePayload) -> Message:
+    """One stored message as Chat Completions input. A plain message renders as exactly
+    ``{"role", "content"}``, as every curator version has rendered it."""
+    role = item["role"]
+    if item.get("uncalled"):
+        return {"role": "system", "content": uncalled_tool_content(payload.content)}
+    if item.get("elided"):
+        content: Any = elided_tool_result(message_id=item["id"], tokens=item["original_tokens"])
+    else:
+        content = payload.content_parts or payload.content
+    message: Message = {"role": role, "content": content}
+    if payload.tool_calls:
+        message["tool_calls"] = payload.tool_calls
+        if not payload.content:
+            message["content"] = None
+    if role == "tool" and payload.tool_call_id:
+        message["tool_call_id"] = payload.tool_call_id
+    return message
 
 
 def canonical_json(messages: Sequence[Message]) -> str:

@@ -5,8 +5,10 @@ primary key), so they cost what they return, never the size of the thread. The S
 unchanged on PostgreSQL and SQLite.
 """
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -20,33 +22,43 @@ SUMMARY_TABLE = Summary._meta.db_table
 
 @dataclass(frozen=True)
 class StretchRow:
-    """One node of a path as the curator needs it: no content."""
+    """One node of a path as the curator needs it: no content.
+
+    ``calls_tools``: an assistant turn with tool calls. ``tool_call_id``: what a tool result
+    answers ("" for other messages, and for results stored before tool calls were).
+    """
 
     id: int
     public_id: str
     role: str
     token_count: int
     depth: int
+    calls_tools: bool = False
+    tool_call_id: str = ""
 
 
-# Leaf-up, one row per step. A step is taken from row p while p's running total is under the
-# budget (so the first row reaching it is included), or — past the budget — until a row that
-# ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
-# key lookup plus, for ``seen``, one probe of the index on compaction_summary.last_id.
+# Leaf-up, one row per step. A step is taken from row p while fewer than ``min_rows`` rows are
+# read (the current turn's whole tool group), or while p's running total is under the budget
+# (so the first row reaching it is included), or — past the budget — until a row that ends a
+# ready memo has been read (``seen``), within the lookahead cap. Each step is a primary key
+# lookup plus, for ``seen``, one probe of the index on compaction_summary.last_id.
 _STRETCH_SQL = f"""
-WITH RECURSIVE path(id, parent_id, public_id, role, token_count, depth, n, total, seen) AS (
-    SELECT id, parent_id, public_id, role, token_count, depth, 1, token_count + %s, 0
+WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
+    SELECT id, parent_id, 1, token_count + %s, 0
     FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
     UNION ALL
-    SELECT m.id, m.parent_id, m.public_id, m.role, m.token_count, m.depth, path.n + 1,
-           path.total + m.token_count + %s,
+    SELECT m.id, m.parent_id, path.n + 1, path.total + m.token_count + %s,
            CASE WHEN path.seen = 1 OR EXISTS (
                SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.last_id = m.id AND s.status = 'ready'
            ) THEN 1 ELSE 0 END
     FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
-    WHERE path.n < %s AND (path.total < %s OR (path.seen = 0 AND path.total < %s))
+    WHERE path.n < %s
+      AND (path.n < %s OR path.total < %s OR (path.seen = 0 AND path.total < %s))
 )
-SELECT id, public_id, role, token_count, depth FROM path ORDER BY n DESC
+SELECT m.id, m.public_id, m.role, m.token_count, m.depth,
+       CASE WHEN m.tool_calls IS NULL THEN 0 ELSE 1 END, m.tool_call_id
+FROM path JOIN {MESSAGE_TABLE} m ON m.id = path.id
+ORDER BY path.n DESC
 """
 
 
@@ -58,14 +70,15 @@ def context_stretch(
     lookahead: int,
     per_message_overhead: int,
     max_rows: int,
+    min_rows: int = 1,
 ) -> list[StretchRow]:
     """The end of the path at ``leaf_id`` that a context can use, root → leaf (no content).
 
-    Reads leaf-up until the running cost (``token_count + per_message_overhead`` per row)
-    reaches ``budget`` — all the recent turns could use — and then on, up to ``lookahead``
-    tokens in total, only until it has read the last message of a ready memo, so the newest
-    memo that ends before the window is on the stretch. Never more than ``max_rows`` rows.
-    Includes the hidden root if the walk got that far. One query.
+    Reads leaf-up at least ``min_rows`` rows, then until the running cost (``token_count +
+    per_message_overhead`` per row) reaches ``budget`` — all the recent turns could use — and
+    then on, up to ``lookahead`` tokens in total, only until it has read the last message of
+    a ready memo, so the newest memo that ends before the window is on the stretch. Never
+    more than ``max_rows`` rows. Includes the hidden root if the walk got that far. One query.
     """
     params = [
         per_message_overhead,
@@ -73,12 +86,16 @@ def context_stretch(
         thread.pk,
         per_message_overhead,
         max_rows,
+        min_rows,
         budget,
         max(budget, lookahead),
     ]
     with connection.cursor() as cursor:
         cursor.execute(_STRETCH_SQL, params)
-        return [StretchRow(*row) for row in cursor.fetchall()]
+        return [
+            StretchRow(id_, public_id, role, tokens, depth, bool(calls), call_id)
+            for id_, public_id, role, tokens, depth, calls, call_id in cursor.fetchall()
+        ]
 
 
 _ANCESTOR_SQL = f"""
@@ -111,6 +128,9 @@ class RangeRow:
     content: str
     token_count: int
     erased_at: datetime | None
+    content_parts: list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str = ""
 
 
 _RANGE_SQL = f"""
@@ -120,10 +140,16 @@ WITH RECURSIVE up(id, parent_id, n) AS (
     SELECT m.id, m.parent_id, up.n + 1 FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
     WHERE up.n < %s
 )
-SELECT m.id, m.parent_id, m.public_id, m.role, {{content}}, m.token_count, m.erased_at
+SELECT m.id, m.parent_id, m.public_id, m.role, {{content}}, m.token_count, m.erased_at,
+       {{parts}}, m.tool_calls, m.tool_call_id
 FROM up JOIN {MESSAGE_TABLE} m ON m.id = up.id
 ORDER BY up.n DESC
 """
+
+
+def _json(value: Any) -> Any:
+    """A JSON column read by raw SQL: decoded by PostgreSQL's driver, text on SQLite."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def range_rows(
@@ -132,12 +158,22 @@ def range_rows(
     """The ``count`` messages of the path ending at ``last_id``, root → leaf. One query.
 
     Callers check that the first row is the range's start (else the range is not one path).
-    Without content, ``content`` is ``""`` (coverage checks need ids only).
+    Without content, ``content`` is ``""`` and ``content_parts`` None (coverage checks and
+    segment planning need ids, roles, counts and tool calls only).
     """
-    sql = _RANGE_SQL.format(content="m.content" if with_content else "''")
+    sql = _RANGE_SQL.format(
+        content="m.content" if with_content else "''",
+        parts="m.content_parts" if with_content else "NULL",
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, [last_id, thread.pk, max(count, 1)])
-        return [RangeRow(*row) for row in cursor.fetchall()]
+        rows = cursor.fetchall()
+    return [
+        RangeRow(
+            *row[:7], content_parts=_json(row[7]), tool_calls=_json(row[8]), tool_call_id=row[9]
+        )
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -156,15 +192,15 @@ class StretchSummary:
     chain_depth: int
 
 
-def summaries_ending_on(*, thread: Thread, message_ids: list[int]) -> list[StretchSummary]:
-    """Ready and pending summaries of ``thread`` whose last message is one of ``message_ids``.
+def summaries_ending_on(*, message_ids: list[int]) -> list[StretchSummary]:
+    """Ready and pending summaries whose last message is one of ``message_ids`` (a read
+    stretch, so bounded by the window, not by how many memos the thread has).
 
-    One query through the index on ``last_id``; ``message_ids`` is a read stretch, so the
-    query is bounded by the window, not by how many memos the thread has.
+    One query through the index on ``last_id`` (message ids belong to one thread, so no thread
+    filter is needed, and none tempts the planner onto the thread's index).
     """
     rows = (
         Summary.objects.filter(
-            thread=thread,
             last_id__in=message_ids,
             status__in=[Summary.Status.READY, Summary.Status.PENDING],
         )
@@ -183,6 +219,35 @@ def summaries_ending_on(*, thread: Thread, message_ids: list[int]) -> list[Stret
         )
     )
     return [StretchSummary(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class FailedMemo:
+    """The thread's latest failed memo: why, and when the curator may ask again."""
+
+    public_id: str
+    error: str
+    retry_at: datetime | None
+    failure_streak: int
+
+
+def latest_failed_memo(*, thread: Thread) -> FailedMemo | None:
+    """The newest failed summary of ``thread``, if it failed after its newest ready one.
+
+    Two probes of the index on (thread, status, id), whatever the thread's size.
+    """
+    failed = (
+        Summary.objects.filter(thread=thread, status=Summary.Status.FAILED)
+        .order_by("-id")
+        .values_list("id", "public_id", "error", "retry_at", "failure_streak")
+        .first()
+    )
+    if failed is None:
+        return None
+    written_since = Summary.objects.filter(
+        thread=thread, status=Summary.Status.READY, id__gt=failed[0]
+    ).exists()
+    return None if written_since else FailedMemo(*failed[1:])
 
 
 def summary_list(*, thread: Thread) -> QuerySet[Summary]:

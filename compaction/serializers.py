@@ -3,10 +3,12 @@
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from compaction.context import Assembly
 from compaction.models import Summary
+from compaction.rendering import FORMAT
 
 
 def _storable(value: str) -> str:
@@ -70,9 +72,30 @@ class ContextRequestSerializer(serializers.Serializer):
     )
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"type": "object"}},
+        ],
+        "nullable": True,
+    }
+)
+class ChatContentField(serializers.JSONField):
+    """A chat message's content: text, content parts, or null beside tool calls."""
+
+
 class ChatMessageSerializer(serializers.Serializer):
+    """One OpenAI Chat Completions input message."""
+
     role = serializers.CharField()
-    content = serializers.CharField()
+    content = ChatContentField()
+    tool_calls = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="Assistant turns calling tools."
+    )
+    tool_call_id = serializers.CharField(
+        required=False, help_text="Tool results: the call they answer."
+    )
 
 
 class SystemSectionSerializer(serializers.Serializer):
@@ -103,6 +126,11 @@ class SectionsSerializer(serializers.Serializer):
         "recent nor covered by the memo.",
     )
     retrieved = serializers.ListField(child=serializers.CharField(), help_text="refs, in order")
+    elided = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Recent tool results shown as a short marker (old and bulky, when the "
+        "history did not fit).",
+    )
     recent = serializers.ListField(
         child=serializers.CharField(),
         help_text="Message ids kept verbatim, oldest first; the last one is the current turn.",
@@ -110,7 +138,7 @@ class SectionsSerializer(serializers.Serializer):
     dropped = serializers.ListField(
         child=serializers.CharField(),
         help_text="Message ids read but neither shown nor covered by the memo (only the ids "
-        "the bounded read saw; older history is not listed).",
+        "the bounded read saw; older history is not listed). Empty whenever the history fits.",
     )
 
 
@@ -126,19 +154,34 @@ class TokensSerializer(serializers.Serializer):
     free = serializers.IntegerField(help_text="window - reserve - total")
 
 
+class MemoErrorSerializer(serializers.Serializer):
+    summary_id = serializers.CharField()
+    error = serializers.CharField()
+    failures_in_a_row = serializers.IntegerField()
+    retry_at = serializers.DateTimeField(help_text="When the curator asks for a memo again.")
+
+
 class ContextResponseSerializer(serializers.Serializer):
     assembly_id = serializers.CharField(
         help_text="Pass it when appending the model's answer (links the two)."
     )
     assembler_version = serializers.CharField()
+    format = serializers.ChoiceField(
+        choices=["openai.chat_completions"],
+        help_text="The shape of `messages`: OpenAI Chat Completions input (role/content, "
+        "tool_calls on assistant turns, tool_call_id on tool results, content parts).",
+    )
     messages = ChatMessageSerializer(many=True)
     sections = SectionsSerializer()
     tokens = TokensSerializer()
     memo_status = serializers.ChoiceField(
-        choices=["none", "ready", "pending"],
-        help_text="`pending` whenever a memo for this path is being written.",
+        choices=["none", "ready", "pending", "failed"],
+        help_text="`pending` whenever a memo for this path is being written; `failed` when "
+        "the memo this path needs failed and the curator waits before asking again (see "
+        "`memo_error`); else `ready` if a memo is shown, `none` if not.",
     )
     pending_memo = MemoSectionSerializer(allow_null=True)
+    memo_error = MemoErrorSerializer(allow_null=True)
 
 
 class SummarySerializer(serializers.ModelSerializer):
@@ -184,9 +227,11 @@ def context_body(assembly: Assembly) -> dict[str, Any]:
     return {
         "assembly_id": assembly.record.public_id,
         "assembler_version": assembly.record.assembler_version,
+        "format": FORMAT,
         "messages": assembly.messages,
         "sections": assembly.sections,
         "tokens": assembly.tokens,
         "memo_status": assembly.memo_status,
         "pending_memo": assembly.pending_memo,
+        "memo_error": assembly.memo_error,
     }

@@ -1,9 +1,13 @@
 """Writes of summaries (memos): requesting one, writing it, invalidating, re-dispatching.
 
-Lifecycle of a memo::
+Memos are rolling state over bounded segments (see ``compaction.curator``): a memo extends
+its ``base`` memo with the segment ``segment_first`` … ``last`` and stands for ``first`` …
+``last``. Lifecycle::
 
-    requested (pending row + task, after commit) → written (ready) | failed
-    ready/pending → stale (a covered message changed) → a rebuild is requested for the range
+    requested (pending row + task, after commit) → written (ready) | failed (with a backoff)
+        written, short of its ``goal`` → the next segment is requested in the same transaction
+    ready/pending → stale (a message it derives from changed) → the chain is rebuilt from the
+        newest memo still standing, one bounded segment at a time
 
 The pending row is the request **and** the outbox of its task: ``enqueued_at`` says when its
 task was last sent, and ``summaries_dispatch_pending`` (a periodic task) sends it again if the
@@ -14,6 +18,11 @@ succeeds if the row is still pending under its claim — so a duplicate delivery
 worker, or an invalidation that happened meanwhile all leave exactly one outcome. The database
 backs this up: one live (pending or ready) summary per range, one ready summary per range and
 covered content (``Summary.Meta.constraints``).
+
+A writer reads one memo and one segment, fitted to the summarizer's context limit
+(``compaction.memo_input``); an empty memo, or one that cannot be brought within its size,
+is never stored as ready. A failed memo makes the curator wait before asking again
+(``CONVMEM_MEMO_FAILURE_BACKOFF``, doubled with each failure in a row).
 """
 
 import hashlib
@@ -32,10 +41,18 @@ from django.utils import timezone
 
 from audit.events import Actor, audit_event_record
 from compaction import selectors
-from compaction.backends import BackendError, MemoSource, SummarizerBackend, get_backend
+from compaction.backends import (
+    BackendError,
+    MemoDraft,
+    SummarizerBackend,
+    get_backend,
+    summarizer_context_tokens,
+)
+from compaction.curator import Turn, segment_end, split_units
 from compaction.evals import score_memo
+from compaction.memo_input import fit_sources, input_budget, memo_sources
 from compaction.models import Summary
-from compaction.profiles import thread_profile
+from compaction.profiles import EffectiveProfile, thread_profile
 from compaction.rendering import memo_content
 from compaction.tokens import count_tokens, get_encoding
 from convmem.celery import app
@@ -69,17 +86,21 @@ def summary_request(
     actor: Actor,
     first_id: int,
     last_id: int,
+    segment_first_id: int | None = None,
+    goal_id: int | None = None,
     base_id: int | None = None,
     chain_depth: int = 0,
     covered_ids: Sequence[str] = (),
     max_tokens: int,
 ) -> Summary | None:
-    """Request the memo of the range ``first_id`` … ``last_id``: insert a pending summary and
+    """Request the memo standing for ``first_id`` … ``last_id``: insert a pending summary and
     enqueue its write task after commit. Returns None if a live (pending or ready) summary of
     that range already exists (the database refuses a second one, also under concurrency).
 
-    ``base_id`` is the memo this one extends (``chain_depth`` = its depth + 1); the writer
-    falls back to the originals if the base is no longer ready (or the chain too deep) by then.
+    The writer reads ``base_id``'s memo (which stands for ``first_id`` … the message before
+    ``segment_first_id``) and the segment ``segment_first_id`` … ``last_id`` (public ids
+    ``covered_ids``); without a base, the segment is the whole range. ``goal_id``: where the
+    chain should end (the writer requests the next segments up to it).
     """
     now = timezone.now()
     try:
@@ -87,7 +108,9 @@ def summary_request(
             summary = Summary.objects.create(
                 thread=thread,
                 first_id=first_id,
+                segment_first_id=segment_first_id or first_id,
                 last_id=last_id,
+                goal_id=goal_id if goal_id != last_id else None,
                 base_id=base_id,
                 chain_depth=chain_depth,
                 covered_ids=list(covered_ids),
@@ -136,57 +159,34 @@ class _Sources:
     previous_tokens: int
     base_fingerprint: str
     rows: list[selectors.RangeRow]
-    covered_ids: list[str]
     chain_depth: int
-    base_id: int | None
 
 
-def _range_from(summary: Summary, *, start: Message, inclusive: bool) -> list[selectors.RangeRow]:
-    """The path rows from ``start`` (included or not) down to ``summary.last``; [] if ``start``
-    is not an ancestor of ``last`` on one path (the range is not a path)."""
-    count = summary.last.depth - start.depth + (1 if inclusive else 0)
-    if count < 1:
-        return []
+class _NotWritable(Exception):
+    """The pending summary cannot be written as asked (``str()`` says why, for its error)."""
+
+
+def _segment(summary: Summary) -> list[selectors.RangeRow]:
+    """The rows ``segment_first`` … ``last``, root → leaf; _NotWritable if that is not one
+    path of the thread."""
+    start = summary.segment_first or summary.first
+    count = summary.last.depth - start.depth + 1
     rows = selectors.range_rows(thread=summary.thread, last_id=summary.last_id, count=count)
-    top = rows[0] if rows else None
-    if top is None or len(rows) != count:
-        return []
-    if (inclusive and top.id != start.pk) or (not inclusive and top.parent_id != start.pk):
-        return []
+    if count < 1 or len(rows) != count or rows[0].id != start.pk:
+        raise _NotWritable("the range is not one path of the thread")
     return rows
 
 
-def _sources(summary: Summary) -> _Sources | None:
+def _sources(summary: Summary) -> _Sources:
+    rows = _segment(summary)
     base = summary.base
-    if (
-        base is not None
-        and base.status == Summary.Status.READY
-        and base.first_id == summary.first_id
-    ):
-        rows = _range_from(summary, start=base.last, inclusive=False)
-        if rows:
-            return _Sources(
-                previous_memo=base.text,
-                previous_tokens=base.token_count,
-                base_fingerprint=base.fingerprint,
-                rows=rows,
-                covered_ids=[*base.covered_ids, *(row.public_id for row in rows)],
-                chain_depth=base.chain_depth + 1,
-                base_id=base.pk,
-            )
-    # From the originals: the first memo of a range, a chain grown too deep, a base gone stale.
-    rows = _range_from(summary, start=summary.first, inclusive=True)
-    if not rows:
-        return None
-    return _Sources(
-        previous_memo=None,
-        previous_tokens=0,
-        base_fingerprint="",
-        rows=rows,
-        covered_ids=[row.public_id for row in rows],
-        chain_depth=0,
-        base_id=None,
-    )
+    if base is None:
+        return _Sources(None, 0, "", rows, 0)
+    if base.status != Summary.Status.READY:
+        raise _NotWritable(f"the memo it extends ({base.public_id}) is {base.status}")
+    if rows[0].parent_id != base.last_id:
+        raise _NotWritable(f"the segment does not continue {base.public_id}")
+    return _Sources(base.text, base.token_count, base.fingerprint, rows, base.chain_depth + 1)
 
 
 def _fingerprint(sources: _Sources) -> str:
@@ -196,95 +196,151 @@ def _fingerprint(sources: _Sources) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _fit(text: str, max_tokens: int, encoding: str) -> str:
-    """``text`` cut to ``max_tokens`` tokens: a remote model may overrun in our tokenizer."""
-    if max_tokens <= 0:
-        return ""
-    tokens = get_encoding(encoding).encode(text, disallowed_special=())
-    if len(tokens) <= max_tokens:
-        return text
-    return get_encoding(encoding).decode(tokens[:max_tokens]).rstrip()
+def _fit_lines(text: str, max_tokens: int, encoding: str) -> str:
+    """``text`` within ``max_tokens``: whole trailing lines are dropped first (a structured
+    memo stays well-formed), then the last line is cut. "" if nothing fits."""
+    lines = text.strip().splitlines()
+    while lines and count_tokens("\n".join(lines), encoding) > max_tokens:
+        if len(lines) > 1:
+            lines.pop()
+            continue
+        codec = get_encoding(encoding)
+        lines = [codec.decode(codec.encode(lines[0], disallowed_special=())[:max_tokens])]
+        break
+    return "\n".join(lines).strip() if max_tokens > 0 else ""
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A memo draft made to fit, and what it was written from and with."""
+
+    text: str
+    token_count: int
+    header_tokens: int
+    shown: list[selectors.RangeRow]
+    draft: MemoDraft
 
 
 def summary_write(*, summary_id: int, backend: SummarizerBackend | None = None) -> Summary | None:
     """Write the memo of a pending summary (the memo task's body). Idempotent and concurrency
     safe (see the module docstring); returns the summary if this call wrote it, else None
-    (already written, invalidated, claimed by another writer, or gone).
+    (already written, invalidated, claimed by another writer, gone, or failed).
 
-    The range is read (with content) off the hot path: the base memo plus the messages after
-    it when extending a ready memo within the profile's ``max_chain_depth``, else all the
-    originals ``first`` … ``last``. Erased messages are not shown to the backend. The memo
-    text is kept within ``max_tokens`` including its header; ``token_count`` is the rendered
-    memo's count. On ``BackendError`` the error is recorded and re-raised: a retryable one
-    leaves the row pending and unclaimed for the task's retry, a permanent one marks it
-    failed. A range that is not one path, or a profile naming an unknown encoding, fails it.
+    The base memo and the segment are read (with content) off the hot path and fitted to the
+    backend's context limit; erased messages are not shown to the backend. The memo text is
+    kept within ``max_tokens`` including its header; ``token_count`` is the rendered memo's
+    count. On ``BackendError`` the error is recorded and re-raised: a retryable one leaves
+    the row pending and unclaimed for the task's retry, a permanent one fails it. An empty
+    memo, a range that is not one path, a base no longer ready or a profile naming an unknown
+    encoding fail it. When the memo falls short of its ``goal``, the next segment is
+    requested in the same transaction.
     """
     attempt = _claim(summary_id)
     if attempt is None:
         return None
-    summary = Summary.objects.select_related("thread__profile", "first", "last", "base").get(
-        pk=summary_id
-    )
-    thread = summary.thread
+    summary = Summary.objects.select_related(
+        "thread__profile", "first", "segment_first", "last", "base", "goal"
+    ).get(pk=summary_id)
     try:
-        profile = thread_profile(thread)
+        profile = thread_profile(summary.thread)
+        sources = _sources(summary)
     except InvalidRequest as error:
         summary_fail(summary_id=summary_id, error=str(error.detail))
         return None
-    sources = _sources(summary)
-    if sources is None:
-        summary_fail(summary_id=summary_id, error="the range is not one path of the thread")
+    except _NotWritable as error:
+        summary_fail(summary_id=summary_id, error=str(error))
         return None
-    header = memo_content(first_id=summary.first.public_id, last_id=summary.last.public_id, text="")
-    header_tokens = count_tokens(header, profile.encoding)
-    text_budget = summary.max_tokens - header_tokens
-    shown = [row for row in sources.rows if row.erased_at is None]
     backend = backend or get_backend()
     try:
-        draft = backend.summarize(
-            previous_memo=sources.previous_memo,
-            messages=[
-                MemoSource(id=row.public_id, role=row.role, content=row.content) for row in shown
-            ],
-            max_tokens=max(text_budget, 1),
-        )
+        written = _draft(summary, sources, profile, backend)
     except BackendError as error:
         _record_failure(summary_id, attempt, error)
         raise
-    text = _fit(draft.text, text_budget, profile.encoding)
-    token_count = count_tokens(header + text, profile.encoding)
+    except _NotWritable as error:
+        summary_fail(summary_id=summary_id, error=str(error))
+        return None
+    return _store(summary, attempt, sources, written, profile)
+
+
+def _draft(
+    summary: Summary, sources: _Sources, profile: EffectiveProfile, backend: SummarizerBackend
+) -> _Written:
+    """Call the backend with the base memo and the fitted segment; the memo made to fit."""
+    header = memo_content(first_id=summary.first.public_id, last_id=summary.last.public_id, text="")
+    header_tokens = count_tokens(header, profile.encoding)
+    text_budget = summary.max_tokens - header_tokens
+    if text_budget < 1:
+        raise _NotWritable("the memo's size leaves no room after its header")
+    shown = [row for row in sources.rows if row.erased_at is None]
+    sources_text = memo_sources(
+        shown, elide_over=profile.tool_result_elide_tokens, encoding=profile.encoding
+    )
+    budget = input_budget(
+        context_tokens=getattr(backend, "context_tokens", None) or summarizer_context_tokens(),
+        max_tokens=text_budget,
+        previous_memo_tokens=sources.previous_tokens,
+    )
+    draft = backend.summarize(
+        previous_memo=sources.previous_memo,
+        messages=fit_sources(sources_text, budget=budget, encoding=profile.encoding),
+        max_tokens=text_budget,
+    )
+    text = _fit_lines(draft.text, text_budget, profile.encoding)
+    if not text:
+        raise _NotWritable(f"the {draft.backend} summarizer wrote an empty memo")
+    return _Written(
+        text=text,
+        token_count=count_tokens(header + text, profile.encoding),
+        header_tokens=header_tokens,
+        shown=shown,
+        draft=draft,
+    )
+
+
+def _store(
+    summary: Summary,
+    attempt: int,
+    sources: _Sources,
+    written: _Written,
+    profile: EffectiveProfile,
+) -> Summary | None:
+    """Store the memo if the row is still pending under this claim, and request the next
+    segment toward the goal in the same transaction."""
+    thread = summary.thread
+    draft = written.draft
     # Scored against what the writer was given: the base memo (if any) and the new messages;
     # the originals' sizes are their stored counts (nothing is tokenised twice).
     originals = ([sources.previous_memo] if sources.previous_memo else []) + [
-        row.content for row in shown
+        row.content for row in written.shown
     ]
     scores = score_memo(
         originals=originals,
-        memo=text,
-        original_tokens=sum(row.token_count for row in shown) + sources.previous_tokens,
-        memo_tokens=max(0, token_count - header_tokens),
+        memo=written.text,
+        original_tokens=sum(row.token_count for row in written.shown) + sources.previous_tokens,
+        memo_tokens=max(0, written.token_count - written.header_tokens),
     ).as_dict()
     fields = {
         "status": Summary.Status.READY,
-        "text": text,
-        "token_count": token_count,
+        "text": written.text,
+        "token_count": written.token_count,
         "backend": draft.backend,
         "model": draft.model[:128],
         "prompt_version": draft.prompt_version[:64],
+        "prompt_tokens": draft.prompt_tokens,
+        "completion_tokens": draft.completion_tokens,
         "fingerprint": _fingerprint(sources),
         "scores": scores,
-        "covered_ids": sources.covered_ids,
+        "covered_ids": [row.public_id for row in sources.rows],
         "chain_depth": sources.chain_depth,
-        "base_id": sources.base_id,
         "leased_until": None,
         "error": "",
         "updated_at": timezone.now(),
     }
     with transaction.atomic():
-        written = Summary.objects.filter(
-            pk=summary_id, status=Summary.Status.PENDING, attempts=attempt
+        stored = Summary.objects.filter(
+            pk=summary.pk, status=Summary.Status.PENDING, attempts=attempt
         ).update(**fields)
-        if not written:
+        if not stored:
             return None
         audit_event_record(
             actor=MEMO_WRITER,
@@ -295,18 +351,55 @@ def summary_write(*, summary_id: int, backend: SummarizerBackend | None = None) 
             details={
                 "first_id": summary.first.public_id,
                 "last_id": summary.last.public_id,
-                "covered": len(sources.covered_ids),
+                "covered": len(sources.rows),
                 "chain_depth": sources.chain_depth,
                 "backend": draft.backend,
                 "model": fields["model"],
                 "attempt": attempt,
+                "prompt_tokens": draft.prompt_tokens,
+                "completion_tokens": draft.completion_tokens,
                 "fact_recall": scores["fact_recall"],
                 "unsupported_rate": scores["unsupported_rate"],
                 "compression": scores["compression"],
             },
         )
-    summary.refresh_from_db()
+        summary.refresh_from_db()
+        if summary.goal_id is not None:
+            _continue_chain(summary, profile)
     return summary
+
+
+def _continue_chain(summary: Summary, profile: EffectiveProfile) -> Summary | None:
+    """Request the next segment after ``summary`` toward its goal (segments sized as the
+    curator sizes them), or None when the goal is no longer on this path."""
+    goal, last = summary.goal, summary.last
+    count = goal.depth - last.depth
+    rows = selectors.range_rows(
+        thread=summary.thread, last_id=goal.pk, count=count, with_content=False
+    )
+    if count < 1 or len(rows) != count or rows[0].parent_id != last.pk:
+        return None
+    turns = [
+        Turn(row.id, row.role, row.token_count, calls_tools=bool(row.tool_calls)) for row in rows
+    ]
+    units = split_units(turns)
+    overhead = profile.policy.message_overhead
+    costs = [
+        sum(turns[i].tokens + overhead for i in range(unit.start, unit.end + 1)) for unit in units
+    ]
+    end = units[segment_end(costs, profile.policy.segment_tokens)].end
+    return summary_request(
+        thread=summary.thread,
+        actor=MEMO_WRITER,
+        first_id=summary.first_id,
+        segment_first_id=rows[0].id,
+        last_id=rows[end].id,
+        goal_id=goal.pk,
+        base_id=summary.pk,
+        chain_depth=summary.chain_depth + 1,
+        covered_ids=[row.public_id for row in rows[: end + 1]],
+        max_tokens=summary.max_tokens,
+    )
 
 
 def _record_failure(summary_id: int, attempt: int, error: BackendError) -> None:
@@ -324,28 +417,46 @@ def _record_failure(summary_id: int, attempt: int, error: BackendError) -> None:
     )
 
 
-def summary_fail(*, summary_id: int, error: str) -> bool:
-    """Give up on a pending summary (permanent backend error, retries exhausted, bad range).
+def _backoff_seconds(streak: int) -> int:
+    base = settings.CONVMEM_MEMO_FAILURE_BACKOFF
+    return min(settings.CONVMEM_MEMO_FAILURE_BACKOFF_MAX, base * 2 ** max(0, streak - 1))
 
-    The next context request that needs a memo asks for a new one. Returns whether it failed
+
+def summary_fail(*, summary_id: int, error: str) -> bool:
+    """Give up on a pending summary (permanent backend error, retries exhausted, empty memo,
+    bad range). The curator does not ask for another memo of the thread before ``retry_at``:
+    ``CONVMEM_MEMO_FAILURE_BACKOFF`` seconds, doubled for each failure in a row (a written
+    memo ends the row), up to ``CONVMEM_MEMO_FAILURE_BACKOFF_MAX``. Returns whether it failed
     it (False if it was no longer pending).
     """
+    summary = Summary.objects.select_related("thread").filter(pk=summary_id).first()
+    if summary is None:
+        return False
+    previous = selectors.latest_failed_memo(thread=summary.thread)
+    streak = previous.failure_streak + 1 if previous else 1
+    now = timezone.now()
+    retry_at = now + timedelta(seconds=_backoff_seconds(streak))
     with transaction.atomic():
         failed = Summary.objects.filter(pk=summary_id, status=Summary.Status.PENDING).update(
             status=Summary.Status.FAILED,
             error=error[:500],
             leased_until=None,
-            updated_at=timezone.now(),
+            failure_streak=streak,
+            retry_at=retry_at,
+            updated_at=now,
         )
         if failed:
-            summary = Summary.objects.select_related("thread").get(pk=summary_id)
             audit_event_record(
                 actor=MEMO_WRITER,
                 action="summary.failed",
                 tenant_id=summary.thread.tenant_id,
                 thread_public_id=summary.thread.public_id,
                 object_ids=[summary.public_id],
-                details={"attempts": summary.attempts},
+                details={
+                    "attempts": summary.attempts,
+                    "failures_in_a_row": streak,
+                    "retry_at": retry_at.isoformat(),
+                },
             )
     return bool(failed)
 
@@ -378,42 +489,21 @@ def summaries_dispatch_pending(*, now: datetime | None = None, limit: int = 500)
 
 
 def _covers(summary: Summary, messages: dict[str, int]) -> bool:
-    """Whether ``summary`` covers one of ``messages`` (public id → depth)."""
+    """Whether ``summary``'s segment covers one of ``messages`` (public id → depth)."""
     if summary.covered_ids:
         return not set(summary.covered_ids).isdisjoint(messages)
-    # A pending request whose coverage is not known yet: walk its range (ids only).
-    count = summary.last.depth - summary.first.depth + 1
+    # A request recorded without its coverage: walk its segment (ids only).
+    start = summary.segment_first or summary.first
     rows = selectors.range_rows(
-        thread=summary.thread, last_id=summary.last_id, count=count, with_content=False
+        thread=summary.thread,
+        last_id=summary.last_id,
+        count=summary.last.depth - start.depth + 1,
+        with_content=False,
     )
     return any(row.public_id in messages for row in rows)
 
 
-def _superseded(summary: Summary, others: Iterable[Summary]) -> bool:
-    """Another invalidated summary from the same start covers this one's end: rebuilding that
-    one is enough (older memos of a growing conversation are not rebuilt one by one)."""
-    return any(
-        other.pk != summary.pk
-        and other.first_id == summary.first_id
-        and other.last.depth > summary.last.depth
-        and summary.last.public_id in other.covered_ids
-        for other in others
-    )
-
-
-def summaries_invalidate_for_messages(
-    *, message_ids: Iterable[int], actor: Actor, rebuild: bool = True
-) -> list[Summary]:
-    """Mark stale every pending or ready summary covering any of ``message_ids`` (message
-    primary keys), so context assembly stops using them, and request a rebuild from the
-    originals for each invalidated range (except ranges another invalidated summary from the
-    same start extends). Writes ``summary.invalidated`` audit events (ids only).
-
-    Call inside the transaction that changed the messages (redaction, erasure): the rebuilds
-    are enqueued after it commits and read the changed content. A writer already running on
-    an invalidated pending summary finds it stale when it stores its result and drops it.
-    Returns the invalidated summaries.
-    """
+def _messages_by_thread(message_ids: Iterable[int]) -> dict[int, dict[str, int]]:
     by_thread: dict[int, dict[str, int]] = defaultdict(dict)
     ids = list(message_ids)
     for start in range(0, len(ids), _BATCH):
@@ -422,18 +512,82 @@ def summaries_invalidate_for_messages(
         )
         for thread_id, public_id, depth in rows:
             by_thread[thread_id][public_id] = depth
-    invalidated: list[Summary] = []
-    for thread_id, messages in by_thread.items():
+    return by_thread
+
+
+def _extensions(summaries: list[Summary]) -> list[Summary]:
+    """Every memo extending one of ``summaries``, transitively (one query per generation)."""
+    seen = {summary.pk for summary in summaries}
+    frontier = list(seen)
+    found: list[Summary] = []
+    while frontier:
+        children = list(
+            Summary.objects.filter(base_id__in=frontier)
+            .exclude(pk__in=seen)
+            .select_related("thread", "first", "segment_first", "last")
+        )
+        found += children
+        frontier = [child.pk for child in children]
+        seen.update(frontier)
+    return found
+
+
+def summaries_derived_from(*, message_ids: Iterable[int]) -> list[Summary]:
+    """Every summary, whatever its status, whose text derives from one of ``message_ids``
+    (message primary keys): those whose segment covers one, and every memo extending them.
+    Erasure erases their texts; invalidation stops using the live ones."""
+    derived: list[Summary] = []
+    for thread_id, messages in _messages_by_thread(message_ids).items():
         depths = messages.values()
         candidates = Summary.objects.filter(
             thread_id=thread_id,
-            status__in=LIVE,
-            first__depth__lte=max(depths),
+            segment_first__depth__lte=max(depths),
             last__depth__gte=min(depths),
-        ).select_related("thread", "first", "last")
+        ).select_related("thread", "first", "segment_first", "last")
         hit = [summary for summary in candidates if _covers(summary, messages)]
-        if not hit:
-            continue
+        derived += hit + _extensions(hit)
+    return derived
+
+
+def _rebuild_chain(summary: Summary, invalidated: list[Summary], actor: Actor) -> None:
+    """Request ``summary``'s range again, from its base if that still stands, aiming at the
+    end of the farthest memo invalidated with it (the writer continues segment by segment)."""
+    base = summary.base if summary.base and summary.base.status == Summary.Status.READY else None
+    goal = max(invalidated, key=lambda s: s.last.depth).last_id
+    segment_first = summary.segment_first_id or summary.first_id
+    summary_request(
+        thread=summary.thread,
+        actor=actor,
+        first_id=summary.first_id if base else segment_first,
+        segment_first_id=segment_first,
+        last_id=summary.last_id,
+        goal_id=goal,
+        base_id=base.pk if base else None,
+        chain_depth=base.chain_depth + 1 if base else 0,
+        covered_ids=summary.covered_ids,
+        max_tokens=summary.max_tokens,
+    )
+
+
+def summaries_invalidate_for_messages(
+    *, message_ids: Iterable[int], actor: Actor, rebuild: bool = True
+) -> list[Summary]:
+    """Mark stale every pending or ready summary derived from any of ``message_ids``
+    (``summaries_derived_from``), so context assembly stops using them, and request the
+    chain again from the first memo that went stale (from its base when that still
+    stands), aiming where the chain reached. Writes ``summary.invalidated`` audit events
+    (ids only).
+
+    Call inside the transaction that changed the messages (redaction, erasure): the rebuilds
+    are enqueued after it commits and read the changed content. A writer already running on
+    an invalidated pending summary finds it stale when it stores its result and drops it.
+    Returns the invalidated summaries.
+    """
+    live = [s for s in summaries_derived_from(message_ids=message_ids) if s.status in LIVE]
+    by_thread: dict[int, list[Summary]] = defaultdict(list)
+    for summary in live:
+        by_thread[summary.thread_id].append(summary)
+    for hit in by_thread.values():
         with transaction.atomic():
             Summary.objects.filter(pk__in=[s.pk for s in hit], status__in=LIVE).update(
                 status=Summary.Status.STALE, leased_until=None, updated_at=timezone.now()
@@ -445,18 +599,11 @@ def summaries_invalidate_for_messages(
                 tenant_id=thread.tenant_id,
                 thread_public_id=thread.public_id,
                 object_ids=[s.public_id for s in hit],
-                details={"messages": sorted(messages), "rebuild": rebuild},
+                details={"rebuild": rebuild},
             )
             if rebuild:
+                stale = {s.pk for s in hit}
                 for summary in hit:
-                    if not _superseded(summary, hit):
-                        summary_request(
-                            thread=thread,
-                            actor=actor,
-                            first_id=summary.first_id,
-                            last_id=summary.last_id,
-                            covered_ids=summary.covered_ids,
-                            max_tokens=summary.max_tokens,
-                        )
-        invalidated += hit
-    return invalidated
+                    if summary.base_id not in stale:
+                        _rebuild_chain(summary, hit, actor)
+    return live

@@ -184,6 +184,11 @@ CONVMEM_OPENAI_BASE_URL = env.str("CONVMEM_OPENAI_BASE_URL", default="http://127
 CONVMEM_OPENAI_MODEL = env.str("CONVMEM_OPENAI_MODEL", default="llama3.1")
 CONVMEM_OPENAI_API_KEY = env.str("CONVMEM_OPENAI_API_KEY", default="not-needed")
 CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
+# Context limits (input + output tokens) of the summarizer models: a memo writer's input is
+# bounded to fit them (one previous memo plus one segment of the conversation).
+CONVMEM_OPENAI_CONTEXT_TOKENS = env.int("CONVMEM_OPENAI_CONTEXT_TOKENS", default=8192)
+CONVMEM_EMBEDDED_CONTEXT_TOKENS = env.int("CONVMEM_EMBEDDED_CONTEXT_TOKENS", default=16384)
+CONVMEM_SUMMARIZER_CONTEXT_TOKENS = env.int("CONVMEM_SUMMARIZER_CONTEXT_TOKENS", default=16384)
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).
@@ -215,6 +220,10 @@ CONVMEM_MEMO_LEASE_MARGIN_SECONDS = env.int("CONVMEM_MEMO_LEASE_MARGIN_SECONDS",
 # A pending memo not picked up this long after it was enqueued is enqueued again (lost message,
 # broker down at request time).
 CONVMEM_MEMO_REDISPATCH_SECONDS = env.int("CONVMEM_MEMO_REDISPATCH_SECONDS", default=120)
+# After a memo of a thread fails for good, the curator waits before asking again: this many
+# seconds, doubled with each failure in a row, up to the maximum.
+CONVMEM_MEMO_FAILURE_BACKOFF = env.int("CONVMEM_MEMO_FAILURE_BACKOFF", default=60)
+CONVMEM_MEMO_FAILURE_BACKOFF_MAX = env.int("CONVMEM_MEMO_FAILURE_BACKOFF_MAX", default=6 * 3600)
 
 # --- Audit and compliance (audit/) ----------------------------------------------------------------
 # Rendered model inputs (assembly snapshots) are kept this long; the hash and the ids stay.

@@ -12,6 +12,7 @@ from itertools import count
 
 import pytest
 from django.db import connection
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from audit.events import Actor
@@ -22,6 +23,11 @@ from threads import services
 from threads.models import Message, Thread
 
 REQUIRE_SERVICES = os.environ.get("CONVMEM_REQUIRE_SERVICES") == "1"
+
+# Tests assert behaviour, never timings: on a shared, loaded machine a per-example deadline
+# would fail correct code.
+hypothesis_settings.register_profile("convmem", deadline=None)
+hypothesis_settings.load_profile("convmem")
 SYSTEM = Actor.system("tests")
 
 

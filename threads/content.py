@@ -40,6 +40,7 @@ LOW_DETAIL_IMAGE_TOKENS = 85
 # the exact count).
 TOOL_CALL_OVERHEAD = 8
 PART_SEPARATOR = "\n\n"
+NULL_CONTENT = "content may be null only on an assistant turn that calls tools."
 _TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _CALL_ID_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 
@@ -70,7 +71,9 @@ def normalise_content(value: Any, *, role: str, allow_empty: bool = False) -> Co
     Plain text must not be blank unless ``allow_empty`` (an assistant turn that only calls
     tools). Images and files are accepted on user turns only, as OpenAI does.
     """
-    if isinstance(value, str) or (value is None and allow_empty):
+    if value is None and not allow_empty:
+        raise _invalid(NULL_CONTENT)
+    if isinstance(value, str) or value is None:
         text = value or ""
         check_text_size(text)
         if not text.strip() and not allow_empty:
@@ -155,7 +158,7 @@ def normalise_tool_calls(value: Any) -> list[dict[str, Any]]:
     calls = [_normalise_call(call, index) for index, call in enumerate(value)]
     ids = [call["id"] for call in calls]
     if len(set(ids)) != len(ids):
-        raise _invalid("tool call ids must be unique.", code="invalid_tool_calls")
+        raise _invalid("tool call ids must be unique.", code="duplicate_tool_call_ids")
     check_text_size("".join(call["function"]["arguments"] for call in calls))
     return calls
 

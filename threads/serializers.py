@@ -241,10 +241,9 @@ class MessageCreateSerializer(serializers.Serializer):
     tool_calls = ToolCallsField(
         required=False, allow_null=True, help_text="Assistant turns: the tool calls the model made."
     )
-    tool_call_id = serializers.CharField(
-        max_length=255,
+    tool_call_id = serializers.RegexField(
+        r"^[!-~]{1,255}$",
         required=False,
-        trim_whitespace=False,
         help_text="Tool messages: the id of the call this result answers.",
     )
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])

@@ -19,11 +19,13 @@ from compaction.backends.base import (
 
 __all__ = [
     "BACKENDS",
+    "CONTEXT_TOKENS_SETTINGS",
     "BackendError",
     "MemoDraft",
     "MemoSource",
     "SummarizerBackend",
     "get_backend",
+    "summarizer_context_tokens",
 ]
 
 DEFAULT_BACKEND = "embedded"
@@ -33,6 +35,23 @@ BACKENDS: dict[str, str] = {
     "embedded": "compaction.backends.embedded.EmbeddedBackend",
     "openai": "compaction.backends.openai_compat.OpenAICompatBackend",
 }
+
+
+# The setting holding each built-in backend's context limit (input + output tokens its model
+# accepts); a backend given by dotted path reads CONVMEM_SUMMARIZER_CONTEXT_TOKENS.
+CONTEXT_TOKENS_SETTINGS: dict[str, str] = {
+    "embedded": "CONVMEM_EMBEDDED_CONTEXT_TOKENS",
+    "openai": "CONVMEM_OPENAI_CONTEXT_TOKENS",
+}
+DEFAULT_CONTEXT_TOKENS = 16384
+
+
+def summarizer_context_tokens(name: str | None = None) -> int:
+    """The context limit of the backend ``name`` (default: the configured one), from settings,
+    without constructing the backend (this is read on the hot path)."""
+    name = name or getattr(settings, "CONVMEM_SUMMARIZER_BACKEND", DEFAULT_BACKEND)
+    setting = CONTEXT_TOKENS_SETTINGS.get(name, "CONVMEM_SUMMARIZER_CONTEXT_TOKENS")
+    return int(getattr(settings, setting, DEFAULT_CONTEXT_TOKENS))
 
 
 def get_backend(name: str | None = None) -> SummarizerBackend:

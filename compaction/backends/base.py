@@ -24,12 +24,15 @@ class MemoSource:
 
 @dataclass(frozen=True)
 class MemoDraft:
-    """A memo as written by a backend, with what is needed to reproduce or compare it."""
+    """A memo as written by a backend, with what is needed to reproduce or compare it, and the
+    tokens the call used (as the model reported them; 0 when unknown)."""
 
     text: str
     backend: str
     model: str
     prompt_version: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class BackendError(Exception):

@@ -105,11 +105,16 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="summary",
-            index=models.Index(
-                condition=models.Q(("status", "failed")),
-                fields=["thread", "-id"],
-                name="summary_thread_failed",
-            ),
+            index=models.Index(fields=["thread", "status", "-id"], name="summary_thread_status_id"),
         ),
         migrations.RunPython(existing_memos_read_their_whole_range, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="summary",
+            name="segment_first",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="threads.message",
+            ),
+        ),
     ]

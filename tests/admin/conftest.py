@@ -144,11 +144,12 @@ def build_memo_thread(
     thread = services.thread_create(
         tenant=tenant_kit.tenant, actor=SYSTEM, user_ref="user-memo", title="Lost desk"
     )
-    turns = [*CONVERSATION, ("user", f"Any news on the desk? {extra}".strip()), *CONVERSATION[1:]]
+    asked = ("user", f"Any news on the desk? {extra}".strip())
+    turns = [*CONVERSATION, asked, *CONVERSATION[1:] * 3]
     for role, content in turns:
         services.message_append(thread=thread, actor=SYSTEM, role=role, content=content)
     thread = Thread.objects.select_related("profile").get(pk=thread.pk)
-    budget = {"window_tokens": 400, "reserve_tokens": 60}
+    budget = {"window_tokens": 600, "reserve_tokens": 60}
     context_assemble(thread=thread, actor=SYSTEM, **budget)
     pending = Summary.objects.get(thread=thread, status=Summary.Status.PENDING)
     write(pending)

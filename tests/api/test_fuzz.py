@@ -32,6 +32,7 @@ from convmem.tenancy import api_key_create
 from convmem.wsgi import application
 from tests.conftest import SYSTEM, TenantKit, make_thread
 from threads import services
+from threads.content import NULL_CONTENT
 from threads.selectors import thread_get
 
 # Modest by default so the suite stays fast; raise for a deeper run, e.g.
@@ -51,6 +52,7 @@ STATE_CODES = {
     "tool_result_without_call",
     "tool_call_answered",
     "tool_results_pending",
+    "duplicate_tool_call_ids",
     "inline_data_not_supported",
     "invalid_cursor",
     "empty_content",
@@ -66,6 +68,7 @@ UNSTATED_RULES = {
     "Text must not contain NUL characters or unpaired surrogates.",
     "The path or query string contains a NUL character.",
     "assembly_id is only accepted on assistant messages.",
+    NULL_CONTENT,
 }
 ID_FIELDS = {
     "thread_id": "thr_",

@@ -176,6 +176,7 @@ def subject_data(acme, idem, user_ref: str, word: str) -> Thread:
     Summary.objects.create(
         thread=thread,
         first=nodes[0],
+        segment_first=nodes[0],
         last=nodes[1],
         covered_ids=[n.public_id for n in nodes],
         status="ready",

@@ -40,6 +40,7 @@ def summary_of(thread, text: str = "memo") -> Summary:
     return Summary.objects.create(
         thread=thread,
         first=nodes[0],
+        segment_first=nodes[0],
         last=nodes[1],
         covered_ids=[nodes[0].public_id, nodes[1].public_id],
         status=Summary.Status.READY,

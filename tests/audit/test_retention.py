@@ -96,6 +96,7 @@ def test_covered_summaries_are_invalidated_and_erased(acme):
     covering = Summary.objects.create(
         thread=thread,
         first=nodes[0],
+        segment_first=nodes[0],
         last=nodes[1],
         covered_ids=[nodes[0].public_id, nodes[1].public_id],
         status=Summary.Status.READY,
@@ -105,6 +106,7 @@ def test_covered_summaries_are_invalidated_and_erased(acme):
     later = Summary.objects.create(
         thread=thread,
         first=nodes[2],
+        segment_first=nodes[2],
         last=nodes[3],
         covered_ids=[nodes[2].public_id, nodes[3].public_id],
         status=Summary.Status.READY,

@@ -5,6 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from openai.types.chat import ChatCompletionMessageParam
+from pydantic import TypeAdapter
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
@@ -84,3 +86,25 @@ def wait_for(condition: Callable[[], Any], *, timeout: float = 60.0, interval: f
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+_CHAT_INPUT = TypeAdapter(list[ChatCompletionMessageParam])
+
+
+def assert_valid_chat_input(messages: list[dict[str, Any]]) -> None:
+    """``messages`` is input the OpenAI Chat Completions API accepts: each message matches the
+    SDK's own types, every assistant turn's tool calls are answered by the tool messages
+    right after it, and no tool message stands without its call."""
+    for message in _CHAT_INPUT.validate_python(messages):
+        for value in message.values():
+            if not isinstance(value, str | None | list | dict):
+                list(value)  # the SDK types some fields as iterables: validate them too
+    open_calls: list[str] = []
+    for message in messages:
+        if message["role"] == "tool":
+            assert message["tool_call_id"] in open_calls, f"orphan tool message {message}"
+            open_calls.remove(message["tool_call_id"])
+            continue
+        assert not open_calls, f"tool calls {open_calls} are not answered before {message}"
+        open_calls = [call["id"] for call in message.get("tool_calls") or ()]
+    assert not open_calls, f"tool calls {open_calls} are not answered"

@@ -4,7 +4,7 @@ from audit.models import AssemblyRecord, AuditEvent, ContentBlob
 from compaction import services as compaction_services
 from compaction.curator import VERSION
 from compaction.models import Summary
-from compaction.rendering import item_text_key, render, rendered_hash
+from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
 from compaction.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, count_tokens
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import SYSTEM, make_thread, path_ids
@@ -14,13 +14,14 @@ from threads.models import Message
 SMALL = {"window_tokens": 600, "reserve_tokens": 100}
 
 
-def _texts(record: AssemblyRecord, system: str | None = None, **blobs: str) -> dict[str, str]:
+def _texts(record: AssemblyRecord, system: str | None = None, **blobs: str) -> dict[str, object]:
     """What a replay would look up for ``record``'s items."""
-    texts: dict[str, str] = {}
+    texts: dict[str, object] = {}
     for item in record.items:
-        key = item_text_key(item)
+        key = item_payload_key(item)
         if item["kind"] == "message":
-            texts[key] = Message.objects.get(public_id=key).content
+            m = Message.objects.get(public_id=key)
+            texts[key] = MessagePayload(m.content, m.content_parts, m.tool_calls, m.tool_call_id)
         elif item["kind"] == "summary":
             texts[key] = Summary.objects.get(public_id=key).text
         else:
@@ -172,10 +173,16 @@ def test_next_context_uses_the_written_memo(acme):
     assert r.data["tokens"]["memo"] == written.token_count + MESSAGE_OVERHEAD
     assert written.token_count == count_tokens(header + written.text)
     assert r.data["tokens"]["total"] + 100 <= 600
-    # Nothing the memo covers is listed as dropped or shown verbatim.
+    # Nothing the memo covers is dropped; the recent turns may overlap its end (the memo then
+    # stands for what precedes them), and nothing between the two is lost.
     covered = set(written.covered_ids)
-    assert covered.isdisjoint(r.data["sections"]["recent"])
+    recent = r.data["sections"]["recent"]
     assert covered.isdisjoint(r.data["sections"]["dropped"])
+    assert r.data["sections"]["dropped"] == []
+    assert recent[-1] not in covered
+    path = path_ids(thread)
+    record_plan = AssemblyRecord.objects.get(public_id=r.data["assembly_id"]).plan
+    assert path.index(record_plan["covered"]["last_id"]) == path.index(recent[0]) - 1
     record = AssemblyRecord.objects.get(public_id=r.data["assembly_id"])
     assert record.items[0]["kind"] == "summary"
     assert render(record.items, _texts(record)) == r.data["messages"]

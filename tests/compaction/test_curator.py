@@ -1,14 +1,17 @@
-"""The curator is pure: these tests need no database, only turns, memos and budgets."""
+"""The curator is pure: these tests need no database, only turns, memos and budgets.
+
+Examples first, then properties (hypothesis) that hold for any path, memos and budget.
+"""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction.curator import (
-    CURATOR_1,
+    KNOWN_VERSIONS,
     VERSION,
     Budget,
     BudgetTooSmall,
@@ -18,13 +21,15 @@ from compaction.curator import (
     Policy,
     Turn,
     UnknownCuratorVersion,
+    check_version_known,
     curate,
-    curate_v1,
     get_curator,
+    memo_slot,
+    split_units,
 )
 
 # Overhead 0 keeps the example arithmetic readable; the properties use random overheads.
-PLAIN = Policy(min_recent_turns=2, high_water=0.75, message_overhead=0)
+PLAIN = Policy(min_recent_turns=2, high_water=0.75, message_overhead=0, memo_max_tokens=200)
 
 
 def conversation(*tokens: int, first_id: int = 1) -> list[Turn]:
@@ -34,6 +39,10 @@ def conversation(*tokens: int, first_id: int = 1) -> list[Turn]:
         Turn(id=first_id + index, role=roles[index % 2], tokens=count)
         for index, count in enumerate(tokens)
     ]
+
+
+def memo(memo_id: int, first_id: int, last_id: int, tokens: int = 50) -> Memo:
+    return Memo(id=memo_id, first_id=first_id, last_id=last_id, tokens=tokens, chain_depth=0)
 
 
 # --- examples ---------------------------------------------------------------------------------
@@ -52,187 +61,249 @@ def test_it_keeps_everything_when_it_fits() -> None:
     assert plan.tokens.total == 20 + plan.tokens.recent
 
 
-def test_it_uses_a_ready_memo_for_the_older_range() -> None:
+def test_a_ready_memo_is_not_used_while_the_history_fits() -> None:
+    """The newcomer's repro: a memo written for a small window must not hide turns from a
+    large one that holds them all."""
+    path = conversation(*[29] * 30)
+    small_window_memo = memo(99, first_id=1, last_id=24, tokens=40)
+
+    plan = curate(path, [small_window_memo], Budget(window=8192, reserve=1024), Policy())
+
+    assert plan.memo is None
+    assert plan.dropped == ()
+    assert plan.recent == tuple(range(1, 31))
+
+
+def test_when_the_history_does_not_fit_the_memo_takes_the_slot_and_recent_the_rest() -> None:
+    path = conversation(*[100] * 10)  # 1000 tokens, 700 available
+    ready = memo(7, first_id=1, last_id=6, tokens=50)
+
+    plan = curate(path, [ready], Budget(window=800, reserve=100), PLAIN)
+
+    # slot = min(200, 0.25 x 700) = 175; recent = the suffix fitting 525 -> 5 turns
+    assert memo_slot(700, PLAIN) == 175
+    assert plan.memo == ready
+    assert plan.recent == (6, 7, 8, 9, 10)
+    assert plan.covered == (1, 2, 3, 4, 5)  # the memo overlaps turn 6, which stays verbatim
+    assert plan.dropped == ()
+    assert plan.tokens.total == 50 + 500
+
+
+def test_a_memo_ending_before_the_recent_turns_leaves_a_gap_that_is_dropped() -> None:
     path = conversation(*[100] * 10)
-    memo = Memo(id=7, first_id=1, last_id=6, tokens=50, chain_depth=0)
+    old = memo(7, first_id=1, last_id=2, tokens=50)
 
-    plan = curate(path, [memo], Budget(window=800, reserve=100), PLAIN)
+    plan = curate(path, [old], Budget(window=800, reserve=100), PLAIN)
 
-    assert plan.memo == memo
-    assert plan.covered == (1, 2, 3, 4, 5, 6)
-    assert plan.recent == (7, 8, 9, 10)
-    assert (plan.anchor, plan.dropped, plan.request) == ((), (), None)
-    assert (plan.tokens.memo, plan.tokens.recent, plan.tokens.total) == (50, 400, 450)
+    assert plan.memo == old
+    assert plan.covered == (1, 2)
+    assert plan.dropped == (3, 4, 5)
+    assert plan.request is not None  # history is being lost: the chain is extended
 
 
-def test_without_a_memo_it_keeps_the_task_statement_and_requests_a_memo() -> None:
+def test_the_memo_ending_latest_that_fits_the_slot_is_chosen() -> None:
     path = conversation(*[100] * 10)
+    too_big = memo(9, first_id=1, last_id=7, tokens=400)
+    older = memo(8, first_id=1, last_id=4, tokens=100)
+    oldest = memo(7, first_id=1, last_id=3, tokens=10)
 
-    plan = curate(path, [], Budget(window=600, reserve=100), PLAIN)
+    plan = curate(path, [too_big, older, oldest], Budget(window=800, reserve=100), PLAIN)
+
+    assert plan.memo == older
+
+
+def test_without_a_memo_the_slot_holds_the_task_statement() -> None:
+    path = conversation(60, *[100] * 9)
+
+    plan = curate(path, [], Budget(window=800, reserve=100), PLAIN)
 
     assert plan.anchor == (1,)
-    assert plan.recent == (7, 8, 9, 10)
-    assert plan.dropped == (2, 3, 4, 5, 6)
-    assert plan.request == MemoRequest(
-        first_id=1, last_id=8, base_memo_id=None, new_ids=(1, 2, 3, 4, 5, 6, 7, 8)
-    )
-    assert plan.tokens.total + plan.tokens.reserve == 600
+    assert plan.recent == (6, 7, 8, 9, 10)
+    assert plan.dropped == (2, 3, 4, 5)
+    assert plan.tokens.anchor == 60
 
 
-def test_high_water_requests_a_memo_before_anything_is_dropped() -> None:
-    budget = Budget(window=800, reserve=100)  # 700 available, high water at 525
-
-    below = curate(conversation(*[100] * 5), [], budget, PLAIN)
-    above = curate(conversation(*[100] * 6), [], budget, PLAIN)
-
-    assert below.dropped == above.dropped == ()
-    assert below.request is None
-    assert above.request == MemoRequest(
-        first_id=1, last_id=4, base_memo_id=None, new_ids=(1, 2, 3, 4)
-    )
-
-
-def test_high_water_extends_the_memo_in_use() -> None:
-    path = conversation(*[100] * 10)
-    memo = Memo(id=7, first_id=1, last_id=4, tokens=50, chain_depth=1)
-
-    plan = curate(path, [memo], Budget(window=800, reserve=100), PLAIN)
-
-    assert plan.memo == memo
-    assert plan.request == MemoRequest(first_id=1, last_id=8, base_memo_id=7, new_ids=(5, 6, 7, 8))
-
-
-def test_budget_too_small_states_the_arithmetic() -> None:
-    path = conversation(100, 896)
-    budget = Budget(window=2000, reserve=1024, system=120)
-
-    with pytest.raises(BudgetTooSmall) as raised:
-        curate(path, [], budget, Policy(message_overhead=4))
-
-    assert str(raised.value) == "system 120 + current turn 900 + reserve 1024 = 2044 > window 2000"
-    assert raised.value.shortfall == 44
-
-
-def test_budget_too_small_names_retrieved_material_when_there_is_some() -> None:
-    with pytest.raises(BudgetTooSmall, match=r"system 0 \+ retrieved 50 \+ current turn 60"):
-        curate(conversation(60), [], Budget(window=100, reserve=0, retrieved=50), PLAIN)
-
-
-def test_get_curator_keeps_versions_runnable() -> None:
-    assert get_curator(VERSION) is curate
-    assert get_curator(CURATOR_1) is curate_v1
-    with pytest.raises(UnknownCuratorVersion, match="curator/0"):
-        get_curator("curator/0")
-
-
-def test_head_is_the_task_statement_when_the_path_does_not_reach_the_root() -> None:
-    head = Turn(id=1, role="user", tokens=100)
-    path = conversation(*[100] * 6, first_id=21)
-
-    plan = curate(path, [], Budget(window=600, reserve=100), PLAIN, head=head)
-
-    assert plan.anchor == (1,)
-    assert plan.recent == (23, 24, 25, 26)
-    assert plan.dropped == (21, 22)
-
-
-def test_the_task_statement_is_kept_beside_a_memo_that_does_not_cover_it() -> None:
-    head = Turn(id=1, role="user", tokens=100)
+def test_the_head_is_the_task_statement_when_the_path_does_not_reach_the_root() -> None:
     path = conversation(*[100] * 10, first_id=21)
-    from_path_start = Memo(id=7, first_id=21, last_id=26, tokens=50, chain_depth=0)
-    from_root = Memo(id=8, first_id=1, last_id=26, tokens=50, chain_depth=0)
+    head = Turn(id=1, role="user", tokens=30)
 
-    beside = curate(path, [from_path_start], Budget(window=900, reserve=100), PLAIN, head=head)
-    covering = curate(path, [from_root], Budget(window=900, reserve=100), PLAIN, head=head)
+    plan = curate(path, [], Budget(window=800, reserve=100), PLAIN, head=head)
 
-    assert (beside.anchor, covering.anchor) == ((1,), ())
+    assert plan.anchor == (1,)
+    assert 1 not in plan.dropped
 
 
 def test_a_first_turn_that_is_not_from_the_user_is_not_an_anchor() -> None:
-    path = [Turn(id=1, role="system", tokens=100), *conversation(*[100] * 9, first_id=2)]
+    path = [Turn(1, "system", 30), *conversation(*[100] * 9, first_id=2)]
 
-    plan = curate(path, [], Budget(window=600, reserve=100), PLAIN)
+    plan = curate(path, [], Budget(window=800, reserve=100), PLAIN)
 
     assert plan.anchor == ()
-    assert plan.recent == (6, 7, 8, 9, 10)
 
 
-def test_memos_reaching_into_the_recent_turns_or_too_big_are_passed_over() -> None:
-    path = conversation(*[100] * 10)
-    into_recent = Memo(id=9, first_id=1, last_id=9, tokens=10, chain_depth=0)
-    too_big = Memo(id=8, first_id=1, last_id=7, tokens=900, chain_depth=0)
-    fitting = Memo(id=7, first_id=1, last_id=5, tokens=50, chain_depth=0)
+def test_old_bulky_tool_results_are_elided_before_anything_is_dropped() -> None:
+    path = [
+        Turn(1, "user", 50),
+        Turn(2, "assistant", 20, calls_tools=True),
+        Turn(3, "tool", 3000, elided_tokens=30),
+        Turn(4, "assistant", 50),
+        *conversation(50, 50, 50, 50, first_id=5),
+    ]
 
-    plan = curate(path, [into_recent, too_big, fitting], Budget(window=800, reserve=100), PLAIN)
+    plan = curate(path, [], Budget(window=1000, reserve=100), PLAIN)
 
-    assert plan.memo == fitting
+    assert plan.elided == (3,)
+    assert plan.dropped == ()
+    assert plan.recent == tuple(range(1, 9))
+    assert plan.tokens.recent == 50 + 20 + 30 + 50 + 4 * 50
 
 
-def test_a_requested_memo_leaves_half_of_high_water_verbatim() -> None:
-    # 20 turns of 20 tokens (400) pass high water (0.75 x 500 = 375); half of it is 187 tokens,
-    # which the newest 9 turns fit in: the memo covers turns 1-11, the rest stays verbatim.
-    path = conversation(*[20] * 20)
-    budget = Budget(window=600, reserve=100)
+def test_a_tool_call_and_its_results_are_never_split() -> None:
+    path = [
+        *conversation(100, 100),
+        Turn(3, "assistant", 50, calls_tools=True),
+        Turn(4, "tool", 200),
+        Turn(5, "tool", 200),
+        Turn(6, "assistant", 100),
+        Turn(7, "user", 100),
+    ]
 
-    plan = curate(path, [], budget, PLAIN)
+    plan = curate(path, [], Budget(window=700, reserve=100), PLAIN)
 
-    assert plan.version == VERSION
+    # the suffix [6, 7] fits; adding tool result 5 would fit 450 but the unit 3-5 does not
+    assert plan.recent == (6, 7)
+    assert plan.dropped == (2, 3, 4, 5)
+
+
+def test_the_current_unit_is_shown_whole_or_the_budget_is_too_small() -> None:
+    path = [
+        Turn(1, "user", 10),
+        Turn(2, "assistant", 10, calls_tools=True),
+        Turn(3, "tool", 400, elided_tokens=5),
+    ]
+
+    with pytest.raises(BudgetTooSmall) as caught:
+        curate(path, [], Budget(window=400, reserve=0), PLAIN)
+
+    assert caught.value.current_turn == 410
+
+
+def test_high_water_requests_a_memo_before_anything_is_dropped() -> None:
+    path = conversation(*[100] * 7)  # 700 of 800 available: fits, but past high water
+
+    plan = curate(path, [], Budget(window=900, reserve=100), PLAIN)
+
+    assert plan.dropped == ()
+    assert plan.memo is None
+    # slot 200, verbatim room 600: the chain ends where about high_water / 2 x 600 = 225
+    # tokens stay after it, never inside the last two turns
     assert plan.request == MemoRequest(
-        first_id=1, last_id=11, base_memo_id=None, new_ids=tuple(range(1, 12))
+        first_id=1,
+        segment_first_id=1,
+        last_id=5,
+        base_memo_id=None,
+        new_ids=(1, 2, 3, 4, 5),
+        goal_id=5,
+        max_tokens=200,
     )
 
 
-def test_curator_1_ends_the_memo_just_before_the_recent_floor() -> None:
-    path = conversation(*[20] * 20)
+def test_requests_extend_the_newest_memo_with_the_next_segment() -> None:
+    path = conversation(*[100] * 12)
+    chain_head = memo(7, first_id=1, last_id=4, tokens=50)
+    older = memo(6, first_id=1, last_id=2, tokens=50)
 
-    plan = curate_v1(path, [], Budget(window=600, reserve=100), PLAIN)
+    plan = curate(path, [older, chain_head], Budget(window=800, reserve=100), PLAIN)
 
-    assert plan.version == CURATOR_1
     assert plan.request is not None
-    assert plan.request.last_id == 18
+    assert plan.request.base_memo_id == 7
+    assert plan.request.first_id == 1
+    assert plan.request.segment_first_id == 5
+    assert plan.request.new_ids[0] == 5
 
 
-def test_no_request_when_it_would_not_advance_past_the_memo() -> None:
-    path = conversation(*[100] * 4)
-    memo = Memo(id=7, first_id=1, last_id=2, tokens=50, chain_depth=0)
+def test_a_request_covers_one_bounded_segment_and_names_the_goal() -> None:
+    path = conversation(*[100] * 30)
+    policy = replace(PLAIN, segment_tokens=450)
 
-    plan = curate(path, [memo], Budget(window=300, reserve=0), PLAIN)
+    plan = curate(path, [], Budget(window=800, reserve=100), policy)
 
-    assert plan.memo == memo
+    assert plan.request.new_ids == (1, 2, 3, 4)
+    assert plan.request.last_id == 4
+    assert plan.request.goal_id > plan.request.last_id
+
+
+def test_no_memo_is_requested_for_a_window_too_small_to_hold_one() -> None:
+    path = conversation(*[10] * 30)
+
+    plan = curate(path, [], Budget(window=50, reserve=0), Policy())
+
     assert plan.request is None
+    assert plan.dropped  # history is lost, but a 12-token slot could not hold a useful memo
 
 
 def test_recent_turns_alone_above_high_water_do_not_ask_for_a_memo_per_turn() -> None:
-    # 700 available, high water at 525; the two recent turns (600) sit above it on their own.
-    path = conversation(10, 50, 300, 300)
-    memo = Memo(id=7, first_id=1, last_id=1, tokens=10, chain_depth=0)
+    path = conversation(10, 500, 20)
+    chain = memo(7, first_id=1, last_id=1, tokens=10)
 
-    plan = curate(path, [memo], Budget(window=800, reserve=100), PLAIN)
+    plan = curate(path, [chain], Budget(window=800, reserve=100), PLAIN)
 
-    assert plan.memo == memo
-    assert plan.recent == (2, 3, 4)
-    assert plan.request is None  # it would summarise 50 tokens, less than (1 - 0.75) x 700
+    assert plan.request is None
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("min_recent_turns", 0), ("high_water", 0.0), ("high_water", 1.5), ("message_overhead", -1)],
-)
+def test_budget_too_small_states_the_arithmetic() -> None:
+    with pytest.raises(BudgetTooSmall) as caught:
+        curate(conversation(500), [], Budget(window=400, reserve=100, system=10), PLAIN)
+
+    error = caught.value
+    assert (error.needed, error.shortfall) == (610, 210)
+    assert str(error) == "system 10 + current turn 500 + reserve 100 = 610 > window 400"
+
+
+def test_budget_too_small_names_retrieved_material_when_there_is_some() -> None:
+    with pytest.raises(BudgetTooSmall, match="retrieved 300"):
+        curate(conversation(100), [], Budget(window=400, reserve=100, retrieved=300), PLAIN)
+
+
+def test_older_versions_are_known_for_replay_but_only_the_current_one_runs() -> None:
+    assert get_curator(VERSION) is curate
+    for version in KNOWN_VERSIONS:
+        check_version_known(version)
+    with pytest.raises(UnknownCuratorVersion):
+        check_version_known("curator/0")
+    with pytest.raises(UnknownCuratorVersion):
+        get_curator("curator/2")
+
+
+def test_units_keep_tool_results_with_their_call() -> None:
+    path = [
+        Turn(1, "tool", 5),
+        Turn(2, "user", 5),
+        Turn(3, "assistant", 5, calls_tools=True),
+        Turn(4, "tool", 5),
+        Turn(5, "tool", 5),
+        Turn(6, "assistant", 5),
+    ]
+
+    units = [(u.start, u.end, u.orphan) for u in split_units(path)]
+
+    assert units == [(0, 0, True), (1, 1, False), (2, 4, False), (5, 5, False)]
+
+
+@pytest.mark.parametrize(("field", "value"), [("min_recent_turns", 0), ("high_water", 0.0)])
 def test_policy_rejects_meaningless_values(field: str, value: float) -> None:
     with pytest.raises(ValueError, match=field):
         Policy(**{field: value})
 
 
 def test_path_must_not_be_empty_or_repeat_ids() -> None:
-    with pytest.raises(ValueError, match="at least the current turn"):
+    with pytest.raises(ValueError, match="at least"):
         curate([], [], Budget(window=100, reserve=0), PLAIN)
     with pytest.raises(ValueError, match="unique"):
-        curate(conversation(1) * 2, [], Budget(window=100, reserve=0), PLAIN)
+        curate([Turn(1, "user", 1), Turn(1, "user", 1)], [], Budget(window=100, reserve=0), PLAIN)
 
 
 # --- properties -------------------------------------------------------------------------------
-
-ROLES = ("user", "assistant", "system", "tool")
 
 
 @dataclass(frozen=True)
@@ -243,45 +314,71 @@ class Case:
     policy: Policy
     head: Turn | None
 
-    def plan(self) -> Plan:
-        return curate(self.path, self.memos, self.budget, self.policy, head=self.head)
+    def plan(self, budget: Budget | None = None) -> Plan:
+        return curate(self.path, self.memos, budget or self.budget, self.policy, head=self.head)
 
-    def position(self, turn_id: int) -> int:
+    def cost(self, turns: Sequence[Turn], elided: Sequence[int] = ()) -> int:
+        overhead = self.policy.message_overhead
+        return sum(
+            (turn.elided_tokens if turn.id in elided else turn.tokens) + overhead for turn in turns
+        )
+
+    def current_unit(self) -> list[Turn]:
+        last = split_units(self.path)[-1]
+        return self.path[last.start :]
+
+    def current_unit_fits(self, budget: Budget | None = None) -> bool:
+        return self.cost(self.current_unit()) <= (budget or self.budget).available
+
+    def history_fits(self) -> bool:
+        return self.head is None and self.cost(self.path) <= self.budget.available
+
+    def index(self, turn_id: int) -> int:
         return [turn.id for turn in self.path].index(turn_id)
 
-    def cost(self, turns: Sequence[Turn]) -> int:
-        return sum(turn.tokens + self.policy.message_overhead for turn in turns)
 
-    def current_turn_fits(self) -> bool:
-        return self.cost(self.path[-1:]) <= self.budget.available
+TOKENS = st.integers(0, 400)
+
+
+@st.composite
+def units(draw: st.DrawFn) -> list[tuple[str, int, bool, int | None]]:
+    """One unit as (role, tokens, calls_tools, elided_tokens) turns."""
+    if draw(st.booleans()):
+        role = draw(st.sampled_from(["user", "assistant", "system"]))
+        return [(role, draw(TOKENS), False, None)]
+    results = draw(st.integers(1, 3))
+    return [("assistant", draw(TOKENS), True, None)] + [
+        ("tool", draw(st.integers(0, 2000)), False, draw(st.none() | st.integers(5, 40)))
+        for _ in range(results)
+    ]
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
-    length = draw(st.integers(min_value=1, max_value=30))
-    ids = draw(
-        st.lists(st.integers(1, 10_000), min_size=length + 3, max_size=length + 3, unique=True)
-    )
-    path_ids, off_path_ids = ids[:length], ids[length:]  # off-path ids lie before the path
-    path = [
-        Turn(id=turn_id, role=draw(st.sampled_from(ROLES)), tokens=draw(st.integers(0, 300)))
-        for turn_id in path_ids
-    ]
     head = draw(
-        st.none()
-        | st.builds(Turn, st.just(off_path_ids[0]), st.sampled_from(ROLES), st.integers(0, 300))
+        st.none() | st.builds(Turn, st.just(1), st.sampled_from(["user", "system"]), TOKENS)
     )
+    shape = draw(st.lists(units(), min_size=1, max_size=14))
+    if head is not None and draw(st.booleans()):
+        shape.insert(0, [("tool", draw(TOKENS), False, None)])  # results whose call was cut off
+        shape.append(draw(units()))  # the current unit is never an orphan
+    flat = [turn for unit in shape for turn in unit]
+    path = [
+        Turn(id=10 + index, role=role, tokens=tokens, calls_tools=calls, elided_tokens=elided)
+        for index, (role, tokens, calls, elided) in enumerate(flat)
+    ]
+    ids = [turn.id for turn in path] + [1, 2]  # ids 1 and 2 lie before the path
     memo = st.builds(
         Memo,
         id=st.integers(1, 50),
         first_id=st.sampled_from(ids),
         last_id=st.sampled_from(ids),
-        tokens=st.integers(0, 600),
+        tokens=st.integers(0, 700),
         chain_depth=st.integers(0, 5),
     )
     budget = st.builds(
         Budget,
-        window=st.integers(0, 6000),
+        window=st.integers(0, 14000),
         reserve=st.integers(0, 1500),
         system=st.integers(0, 500),
         retrieved=st.integers(0, 500),
@@ -289,21 +386,24 @@ def cases(draw: st.DrawFn) -> Case:
     policy = st.builds(
         Policy,
         min_recent_turns=st.integers(1, 6),
-        memo_max_tokens=st.integers(0, 600),
+        memo_max_tokens=st.integers(0, 700),
         high_water=st.floats(0.05, 1.0),
         message_overhead=st.integers(0, 5),
+        segment_tokens=st.integers(1, 5000),
+        min_memo_tokens=st.integers(0, 200),
     )
-    return Case(path, draw(st.lists(memo, max_size=5)), draw(budget), draw(policy), head)
+    memos = draw(st.lists(memo, max_size=5, unique_by=lambda m: m.id))
+    return Case(path, memos, draw(budget), draw(policy), head)
 
 
 def plans() -> st.SearchStrategy[tuple[Case, Plan]]:
-    """Cases whose current turn fits, with their plans."""
-    return cases().filter(Case.current_turn_fits).map(lambda case: (case, case.plan()))
+    """Cases whose current unit fits, with their plans."""
+    return cases().filter(Case.current_unit_fits).map(lambda case: (case, case.plan()))
 
 
 @given(cases())
-def test_budget_too_small_exactly_when_the_current_turn_cannot_fit(case: Case) -> None:
-    if case.current_turn_fits():
+def test_budget_too_small_exactly_when_the_current_unit_cannot_fit(case: Case) -> None:
+    if case.current_unit_fits():
         case.plan()
     else:
         with pytest.raises(BudgetTooSmall):
@@ -311,128 +411,164 @@ def test_budget_too_small_exactly_when_the_current_turn_cannot_fit(case: Case) -
 
 
 @given(plans())
-def test_never_over_budget(case_plan: tuple[Case, Plan]) -> None:
+def test_total_never_exceeds_the_window(case_plan: tuple[Case, Plan]) -> None:
     case, plan = case_plan
     tokens = plan.tokens
     by_id = {turn.id: turn for turn in case.path}
+    if case.head is not None:
+        by_id[case.head.id] = case.head
 
     assert tokens.total + tokens.reserve <= tokens.window == case.budget.window
     assert tokens.total == (
         tokens.system + tokens.memo + tokens.anchor + tokens.retrieved + tokens.recent
     )
-    assert tokens.recent == case.cost([by_id[turn_id] for turn_id in plan.recent])
+    assert tokens.recent == case.cost([by_id[i] for i in plan.recent], plan.elided)
+    assert tokens.anchor == case.cost([by_id[i] for i in plan.anchor])
+    assert tokens.memo == (plan.memo.tokens + case.policy.message_overhead if plan.memo else 0)
 
 
 @given(plans())
-def test_recent_is_a_suffix_ending_with_the_current_turn(case_plan: tuple[Case, Plan]) -> None:
+def test_the_current_unit_is_always_shown_whole_and_never_elided(
+    case_plan: tuple[Case, Plan],
+) -> None:
     case, plan = case_plan
+    current = [turn.id for turn in case.current_unit()]
 
-    assert plan.recent
-    assert plan.recent == tuple(turn.id for turn in case.path[len(case.path) - len(plan.recent) :])
+    assert plan.recent[-len(current) :] == tuple(current)
+    assert not set(plan.elided) & set(current)
 
 
 @given(plans())
-def test_the_last_turns_that_fit_are_always_kept(case_plan: tuple[Case, Plan]) -> None:
+def test_nothing_is_dropped_and_no_memo_used_when_the_history_fits(
+    case_plan: tuple[Case, Plan],
+) -> None:
     case, plan = case_plan
-    fitting = max(
-        count
-        for count in range(1, case.policy.min_recent_turns + 1)
-        if count <= len(case.path) and case.cost(case.path[-count:]) <= case.budget.available
-    )
-
-    kept = {turn.id for turn in case.path[-fitting:]}
-    assert kept <= set(plan.recent)
-    assert not kept & (set(plan.covered) | set(plan.dropped))
+    if case.history_fits():
+        assert plan.memo is None
+        assert plan.dropped == plan.covered == plan.elided == ()
+        assert plan.recent == tuple(turn.id for turn in case.path)
 
 
 @given(plans())
 def test_sections_partition_the_path_in_order(case_plan: tuple[Case, Plan]) -> None:
     case, plan = case_plan
-    path_ids = [turn.id for turn in case.path]
-    anchor_on_path = tuple(turn_id for turn_id in plan.anchor if turn_id in path_ids)
+    on_path = tuple(i for i in plan.anchor if case.head is None)
+    sections = [plan.covered, on_path, plan.recent, plan.dropped]
+    ids = [turn.id for turn in case.path]
 
-    sections = (plan.covered, anchor_on_path, plan.recent, plan.dropped)
-    assert sorted(turn_id for section in sections for turn_id in section) == sorted(path_ids)
+    assert sorted(i for section in sections for i in section) == sorted(ids)
     for section in sections:
-        positions = [case.position(turn_id) for turn_id in section]
-        assert positions == sorted(positions)
+        assert list(section) == sorted(section, key=ids.index)
+    assert plan.recent == tuple(ids[len(ids) - len(plan.recent) :])
 
 
 @given(plans())
-def test_memo_and_anchor_are_what_they_claim(case_plan: tuple[Case, Plan]) -> None:
+def test_tool_units_are_never_split(case_plan: tuple[Case, Plan]) -> None:
     case, plan = case_plan
+    recent = set(plan.recent)
+    for unit in split_units(case.path):
+        turns = {turn.id for turn in case.path[unit.start : unit.end + 1]}
+        assert turns <= recent or not turns & recent
+        if unit.orphan:
+            assert not turns & recent
+    assert case.path[case.index(plan.recent[0])].role != "tool"
 
+
+@given(plans())
+def test_the_memo_and_anchor_are_what_they_claim(case_plan: tuple[Case, Plan]) -> None:
+    case, plan = case_plan
     if plan.memo is not None:
         assert plan.memo in case.memos
-        assert plan.covered[-1] == plan.memo.last_id
-        assert case.position(plan.memo.last_id) < case.position(plan.recent[0])
-    if plan.anchor:
-        task = case.head or case.path[0]
-        assert plan.anchor == (task.id,)
+        assert case.index(plan.memo.last_id) < case.index(case.current_unit()[0].id)
+        unit_ends = {case.path[u.end].id for u in split_units(case.path)}
+        assert plan.memo.last_id in unit_ends
+        assert plan.anchor == ()
+    for turn_id in plan.anchor:
+        task = case.head if case.head is not None else case.path[0]
+        assert turn_id == task.id
         assert task.role == "user"
 
 
-@given(cases().filter(Case.current_turn_fits))
-def test_curation_is_deterministic(case: Case) -> None:
-    again = Case(list(case.path), list(case.memos), case.budget, case.policy, case.head)
+@given(cases(), st.integers(1, 4000))
+@settings(max_examples=300)
+def test_a_bigger_window_never_shows_fewer_original_turns(case: Case, extra: int) -> None:
+    small = case.budget
+    big = replace(small, window=small.window + extra)
+    if not case.current_unit_fits(small):
+        return
 
-    assert case.plan() == again.plan()
+    narrow, wide = case.plan(small), case.plan(big)
+
+    assert set(narrow.recent) <= set(wide.recent)
+    assert len(wide.recent) + len(wide.anchor) >= len(narrow.recent) + len(narrow.anchor)
+
+
+@given(cases())
+def test_curation_is_deterministic(case: Case) -> None:
+    if case.current_unit_fits():
+        assert case.plan() == case.plan()
 
 
 @given(plans())
-def test_requests_never_cover_the_recent_turns_and_always_advance(
+def test_requests_stay_out_of_the_recent_turns_and_advance_the_chain(
     case_plan: tuple[Case, Plan],
 ) -> None:
     case, plan = case_plan
     request = plan.request
     if request is None:
         return
-    last = case.position(request.last_id)
-    new_positions = [case.position(turn_id) for turn_id in request.new_ids]
+    ids = [turn.id for turn in case.path]
+    new = [ids.index(i) for i in request.new_ids]
+    current_start = case.index(case.current_unit()[0].id)
 
-    assert last < len(case.path) - case.policy.min_recent_turns
-    assert new_positions == list(range(new_positions[0], last + 1))
-    if plan.memo is not None:
-        assert last > case.position(plan.memo.last_id)
-    if request.base_memo_id is None:
-        assert (request.first_id, new_positions[0]) == (case.path[0].id, 0)
+    assert new == list(range(new[0], new[-1] + 1))
+    assert request.segment_first_id == request.new_ids[0]
+    assert request.last_id == request.new_ids[-1]
+    assert new[-1] < current_start
+    assert new[-1] <= case.index(request.goal_id) < current_start
+    assert case.path[new[0]].role != "tool"
+    if len(split_units([case.path[i] for i in new])) > 1:
+        assert _segment_cost(case, new) <= case.policy.segment_tokens
+    assert request.max_tokens + case.policy.message_overhead == memo_slot(
+        case.budget.available, case.policy
+    )
+    unit_ends = {ids[u.end] for u in split_units(case.path)[:-1]}
+    placed = [m for m in case.memos if m.last_id in unit_ends]
+    if request.base_memo_id is not None:
+        base = next(m for m in placed if m.id == request.base_memo_id)
+        assert ids.index(base.last_id) == new[0] - 1
+        assert request.first_id == base.first_id
     else:
-        assert plan.memo is not None
-        assert request.base_memo_id == plan.memo.id
-        assert request.first_id == plan.memo.first_id
-        assert new_positions[0] == case.position(plan.memo.last_id) + 1
+        assert request.first_id == request.segment_first_id
 
 
-@given(
-    sizes=st.lists(st.integers(10, 200), min_size=1, max_size=300),
-    high_water=st.floats(0.5, 0.95),
-    delay=st.integers(0, 3),
-)
-def test_a_growing_conversation_asks_for_few_memos(
-    sizes: list[int], high_water: float, delay: int
-) -> None:
-    """Simulate the caller: one request in flight at a time, ready ``delay`` turns later."""
-    policy = Policy(min_recent_turns=4, high_water=high_water, message_overhead=4)
-    budget = Budget(window=3000, reserve=500, system=100)
+def _segment_cost(case: Case, new: list[int]) -> int:
+    """A segment's cost as the curator measures it: tool results that may be elided (all of
+    a segment's, since it never reaches the last turns) at their elided size."""
+    turns = [case.path[i] for i in new]
+    return case.cost(turns, [t.id for t in turns if t.role == "tool" and t.elided_tokens])
+
+
+def test_a_growing_conversation_asks_for_few_memos_and_never_loses_history() -> None:
+    """Simulated: every requested memo is written at once (one segment per request). Requests
+    come about once per (1 - high_water) x available tokens, and once the chain exists nothing
+    between the memo and the recent turns is ever dropped."""
+    policy = Policy(min_recent_turns=4, memo_max_tokens=300, high_water=0.75, message_overhead=4)
+    budget = Budget(window=4000, reserve=500, system=50)
     path: list[Turn] = []
     memos: list[Memo] = []
-    pending: tuple[int, MemoRequest] | None = None
     requests = 0
-    for index, size in enumerate(sizes):
-        path.append(Turn(id=index + 1, role=("user", "assistant")[index % 2], tokens=size))
-        if pending is not None and pending[0] <= index:
-            memos.append(ready_memo(len(memos) + 1, pending[1], memos))
-            pending = None
+    for turn_id in range(1, 401):
+        path.append(Turn(turn_id, "user" if turn_id % 2 else "assistant", 80))
         plan = curate(path, memos, budget, policy)
-        if plan.request is not None and pending is None:
+        if memos and plan.memo is not None:
+            assert plan.dropped == ()
+        if plan.request is not None:
             requests += 1
-            pending = (index + delay, plan.request)
+            base = next((m for m in memos if m.id == plan.request.base_memo_id), None)
+            depth = base.chain_depth + 1 if base else 0
+            memos.append(Memo(requests, plan.request.first_id, plan.request.last_id, 250, depth))
 
-    conversation_tokens = sum(size + policy.message_overhead for size in sizes)
-    assert requests <= 1 + conversation_tokens / ((1 - high_water) * budget.available)
-
-
-def ready_memo(memo_id: int, request: MemoRequest, memos: list[Memo]) -> Memo:
-    base = next((memo for memo in memos if memo.id == request.base_memo_id), None)
-    depth = base.chain_depth + 1 if base else 0
-    return Memo(memo_id, request.first_id, request.last_id, tokens=200, chain_depth=depth)
+    tokens = 400 * 84
+    assert requests <= tokens / ((1 - policy.high_water) * budget.available) + 1
+    assert requests >= 5

@@ -157,10 +157,43 @@ def test_a_permanent_backend_error_fails_the_memo(acme, openai_settings):
     assert pending.status == "failed"
     assert "401" in pending.error
     assert AuditEvent.objects.filter(action="summary.failed").count() == 1
-    # The next context asks for a new memo; it does not wait for or reuse the failed one.
-    again = post_context(acme.client, thread, **SMALL)
-    assert again.data["memo_status"] == "pending"
-    assert again.data["sections"]["memo"]["summary_id"] != pending.public_id
+    # The next contexts do not ask again at once: they say the memo failed, and until when
+    # the curator backs off.
+    for _ in range(3):
+        again = post_context(acme.client, thread, **SMALL)
+        assert again.data["memo_status"] == "failed"
+        assert again.data["memo_error"]["summary_id"] == pending.public_id
+        assert "401" in again.data["memo_error"]["error"]
+        assert again.data["memo_error"]["failures_in_a_row"] == 1
+    assert Summary.objects.filter(thread=thread).count() == 1
+    # Once the backoff is over, it asks for a new memo.
+    Summary.objects.filter(pk=pending.pk).update(retry_at=timezone.now())
+    later = post_context(acme.client, thread, **SMALL)
+    assert later.data["memo_status"] == "pending"
+    assert later.data["sections"]["memo"]["summary_id"] != pending.public_id
+
+
+def test_failures_in_a_row_back_off_longer_and_a_written_memo_ends_the_row(acme, settings):
+    settings.CONVMEM_MEMO_FAILURE_BACKOFF = 60
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    waits = []
+    for _ in range(3):
+        post_context(acme.client, thread, **SMALL)
+        pending = _pending(thread)
+        compaction_services.summary_fail(summary_id=pending.pk, error="model refused")
+        pending.refresh_from_db()
+        waits.append(round((pending.retry_at - pending.updated_at).total_seconds()))
+        Summary.objects.filter(pk=pending.pk).update(retry_at=timezone.now())
+    assert waits == [60, 120, 240]
+
+    post_context(acme.client, thread, **SMALL)
+    written = compaction_services.summary_write(summary_id=_pending(thread).pk)
+    assert written is not None
+    grow(thread, 10, start=30)
+    post_context(acme.client, thread, **SMALL)
+    compaction_services.summary_fail(summary_id=_pending(thread).pk, error="model refused")
+    assert Summary.objects.filter(status="failed").order_by("-id").first().failure_streak == 1
 
 
 def test_a_retryable_backend_error_keeps_the_memo_pending_for_a_retry(acme, openai_settings):

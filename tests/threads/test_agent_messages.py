@@ -125,7 +125,7 @@ def test_tool_calls_are_priced_by_name_and_arguments(append):
         ),
         pytest.param(
             [{"role": "assistant", "content": "", "tool_calls": [call("a"), call("a")]}],
-            "invalid_tool_calls",
+            "duplicate_tool_call_ids",
             id="duplicate-call-ids",
         ),
         pytest.param(
@@ -146,6 +146,7 @@ def test_tool_calls_are_priced_by_name_and_arguments(append):
         pytest.param(
             [{"role": "assistant", "content": ""}], "empty_content", id="empty-without-calls"
         ),
+        pytest.param([{"role": "user", "content": None}], "invalid", id="null-without-calls"),
         pytest.param(
             [{"role": "assistant", "content": "x", "usage": {"prompt_tokens": -1}}],
             "invalid_usage",

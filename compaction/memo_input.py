@@ -1,0 +1,103 @@
+"""What a memo writer reads: one segment of the original messages, as plain text, within the
+summarizer's context limit.
+
+Summarizer backends take ``MemoSource(id, role, content)`` with plain text, so agent turns are
+spelled out here: a tool call as ``[called name with {arguments}]``, a tool result as
+``[result of name] …``, images and files by reference as ``[image URL]`` / ``[file ID]``.
+Bulky tool results are cut to their first ``elide_over`` tokens before summarising (the lever
+the curator pulls for the model input, too).
+
+The writer's input is bounded by construction: ``input_budget`` is what the summarizer's
+context holds after its output, the previous memo and the prompt's fixed text, and
+``fit_sources`` halves the longest messages (keeping their start and end) until the segment
+fits it. The curator already sizes segments to fit (``compaction.profiles``), so cutting is
+the exception: a single huge message, or a tokenizer that counts differently.
+"""
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from compaction.backends import MemoSource
+from compaction.selectors import RangeRow
+from compaction.tokens import count_tokens, get_encoding
+
+# Per-message framing in a writer's prompt ("[msg_…] assistant: "), and the prompt's own
+# instructions; backends keep within these (see compaction/backends/openai_compat.py).
+FRAMING_TOKENS = 12
+PROMPT_TOKENS = 400
+MAX_ARGUMENT_CHARS = 500
+CUT_MARKER = " … [{count} tokens cut] … "
+MIN_CUT_TOKENS = 64
+
+
+def input_budget(*, context_tokens: int, max_tokens: int, previous_memo_tokens: int) -> int:
+    """Tokens left for the segment's messages in one summarizer call."""
+    return context_tokens - max_tokens - previous_memo_tokens - PROMPT_TOKENS
+
+
+def memo_sources(rows: Sequence[RangeRow], *, elide_over: int, encoding: str) -> list[MemoSource]:
+    """The segment's messages as plain text, erased ones left out."""
+    names = {call["id"]: call["function"]["name"] for row in rows for call in row.tool_calls or ()}
+    return [
+        MemoSource(id=row.public_id, role=row.role, content=_text(row, names, elide_over, encoding))
+        for row in rows
+        if row.erased_at is None
+    ]
+
+
+def _text(row: RangeRow, names: dict[str, str], elide_over: int, encoding: str) -> str:
+    parts = [row.content] if row.content else []
+    for part in row.content_parts or ():
+        if part["type"] == "image_url":
+            parts.append(f"[image {part['image_url']['url']}]")
+        elif part["type"] == "file":
+            parts.append(f"[file {part['file']['file_id']}]")
+    for call in row.tool_calls or ():
+        arguments = call["function"]["arguments"]
+        if len(arguments) > MAX_ARGUMENT_CHARS:
+            arguments = arguments[:MAX_ARGUMENT_CHARS] + "…"
+        parts.append(f"[called {call['function']['name']} with {arguments}]")
+    text = "\n".join(parts)
+    if row.role != "tool":
+        return text
+    if elide_over and row.token_count > elide_over:
+        text = _head(text, elide_over, encoding) + (
+            f" … [{row.token_count - elide_over} more tokens of tool output not summarised]"
+        )
+    label = names.get(row.tool_call_id, row.tool_call_id) if row.tool_call_id else "a tool"
+    return f"[result of {label}] {text}"
+
+
+def _head(text: str, tokens: int, encoding: str) -> str:
+    codec = get_encoding(encoding)
+    return codec.decode(codec.encode(text, disallowed_special=())[:tokens])
+
+
+def fit_sources(sources: Sequence[MemoSource], *, budget: int, encoding: str) -> list[MemoSource]:
+    """``sources`` within ``budget`` tokens (content plus framing per message): the longest
+    message is cut in half, keeping its start and end, until they fit; if the framing of
+    very many tiny messages alone is over budget, the oldest messages are left out."""
+    budget = max(budget, 0)
+    fitted = list(sources)
+    counts = [count_tokens(source.content, encoding) for source in fitted]
+    while fitted and sum(counts) + FRAMING_TOKENS * len(fitted) > budget:
+        longest = max(range(len(fitted)), key=counts.__getitem__)
+        if counts[longest] <= MIN_CUT_TOKENS:
+            break
+        content = _halved(fitted[longest].content, counts[longest], encoding)
+        fitted[longest] = replace(fitted[longest], content=content)
+        counts[longest] = count_tokens(content, encoding)
+    while fitted and sum(counts) + FRAMING_TOKENS * len(fitted) > budget:
+        fitted.pop(0)
+        counts.pop(0)
+    return fitted
+
+
+def _halved(text: str, count: int, encoding: str) -> str:
+    """About half of ``text``: its first and last quarters around a marker saying how much
+    was cut (the marker itself is a few tokens, so only texts over MIN_CUT_TOKENS are cut)."""
+    codec = get_encoding(encoding)
+    tokens = codec.encode(text, disallowed_special=())
+    keep = count // 4
+    marker = CUT_MARKER.format(count=len(tokens) - 2 * keep)
+    return codec.decode(tokens[:keep]) + marker + codec.decode(tokens[-keep:])
