@@ -172,6 +172,9 @@ CONVMEM_MAX_REQUEST_BYTES = env.int("CONVMEM_MAX_REQUEST_BYTES", default=2_000_0
 CONVMEM_IMAGE_PART_TOKENS = env.int("CONVMEM_IMAGE_PART_TOKENS", default=765)
 CONVMEM_FILE_PART_TOKENS = env.int("CONVMEM_FILE_PART_TOKENS", default=1024)
 CONVMEM_MAX_RETRIEVED_ITEMS = env.int("CONVMEM_MAX_RETRIEVED_ITEMS", default=64)
+# Levels of objects and arrays a JSON body may nest (the body itself is level 1); deeper is a
+# 400 `nesting_too_deep`. Must stay well below Python's recursion limit (see convmem.parsers).
+CONVMEM_MAX_JSON_DEPTH = env.int("CONVMEM_MAX_JSON_DEPTH", default=64)
 # How long a completed Idempotency-Key is remembered (and replayed) before it may be reused.
 CONVMEM_IDEMPOTENCY_TTL_HOURS = env.int("CONVMEM_IDEMPOTENCY_TTL_HOURS", default=24)
 # A key still "in flight" after this long is treated as abandoned (its request died mid-way).
