@@ -1,5 +1,6 @@
-"""Real server processes for fault tests and the load benchmark: a private redis-server (that a
-test may stop and start again), gunicorn serving convmem, and one-off management calls.
+"""Real server processes for fault tests, HTTP-level tests and the load benchmark: a private
+redis-server (that a test may stop and start again), gunicorn or Django's runserver serving
+convmem, and one-off management calls.
 
 Everything listens on 127.0.0.1 on a free port picked at start; every process is started in
 its own session and stopped by its own pid (never by name).
@@ -105,23 +106,26 @@ class WebServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "convmem.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(self.workers),
+            "--threads",
+            str(self.threads),
+            "--timeout",
+            "60",
+        ]
+
     def start(self) -> "WebServer":
         with self.log.open("wb") as sink:
             self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "convmem.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{self.port}",
-                    "--workers",
-                    str(self.workers),
-                    "--threads",
-                    str(self.threads),
-                    "--timeout",
-                    "60",
-                ],
+                self.command(),
                 cwd=ROOT,
                 env=self.env,
                 stdout=sink,
@@ -152,6 +156,20 @@ class WebServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class DevServer(WebServer):
+    """``manage.py runserver`` (what ``dev.py serve`` runs) instead of gunicorn."""
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "manage.py",
+            "runserver",
+            f"127.0.0.1:{self.port}",
+            "--noreload",
+            "--nothreading",
+        ]
 
 
 def figure(name: str, **values: object) -> None:
