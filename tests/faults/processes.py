@@ -94,11 +94,20 @@ class RedisServer:
 class WebServer:
     """``gunicorn convmem.wsgi`` with ``env`` added to this process's environment."""
 
-    def __init__(self, env: Mapping[str, str], *, workers: int = 2, threads: int = 1) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        *,
+        workers: int = 2,
+        threads: int = 1,
+        probe_headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.workers = workers
         self.threads = threads
+        # Sent with the readiness probe (e.g. X-Forwarded-Proto when HTTPS is required).
+        self.probe_headers = dict(probe_headers or {})
         self.log = Path(tempfile.mkdtemp(prefix="convmem-web-")) / "gunicorn.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -136,7 +145,10 @@ class WebServer:
         while True:
             try:
                 # Unauthenticated: answers 401 as soon as a worker serves requests.
-                if requests.get(f"{self.url}/api/v1/threads", timeout=2).status_code == 401:
+                probe = requests.get(
+                    f"{self.url}/api/v1/threads", headers=self.probe_headers, timeout=2
+                )
+                if probe.status_code == 401:
                     return self
             except requests.RequestException:
                 pass
