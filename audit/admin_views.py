@@ -104,7 +104,7 @@ def deletion_step_view(
     (wrong state, legal hold, missing reason) comes back as a message on the review page.
     """
     if http_request.method != "POST":
-        raise PermissionDenied
+        raise PermissionDenied("Approve, Reject and Execute are buttons on the review page.")
     user = http_request.user
     try:
         if step == "approve":

@@ -1,16 +1,15 @@
-"""The API's front door and its answers for paths that lead nowhere: JSON, like every API error.
+"""The API's front door and its answer for paths that lead nowhere: JSON, like every API error.
 
 ``/api/v1/`` lists the endpoints (read from the URLconf, so the list cannot drift); any other
-path under ``/api/`` that matches no endpoint is a JSON 404, and an unexpected error on an API
-path is a JSON 500 — never Django's HTML pages, which an API client cannot read.
+path under ``/api/`` that matches no endpoint is a JSON 404, never Django's HTML page, which an
+API client cannot read (see also ``convmem.error_pages``).
 """
 
 from functools import cache
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
-from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.generators import EndpointEnumerator
 from drf_spectacular.utils import extend_schema
@@ -20,9 +19,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from convmem.errors import error_body
+from convmem.error_pages import api_not_found
 
-API_PREFIX = "/api/"
 _DOCS_VIEWS = (SpectacularAPIView, SpectacularSwaggerView, SpectacularRedocView)
 
 
@@ -58,15 +56,7 @@ def api_endpoints() -> list[tuple[str, str]]:
 
 
 @csrf_exempt
-def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-    """Every method on any path under ``/api/`` that no endpoint matches."""
-    detail = f"No API endpoint at {request.path}. The endpoints are listed at /api/v1/."
-    return JsonResponse(error_body("not_found", detail), status=404)
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: JSON under ``/api/`` (the error was logged), the 500 page elsewhere."""
-    if request.path.startswith(API_PREFIX):
-        detail = "An unexpected error occurred; it has been logged. Nothing can be assumed written."
-        return JsonResponse(error_body("server_error", detail), status=500)
-    return defaults.server_error(request)
+def api_route_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Every method on any path under ``/api/`` that no endpoint matches (whatever ``DEBUG``
+    says: Django's handler404 runs only with it off)."""
+    return api_not_found(request)

@@ -4,7 +4,7 @@ JSON 404, and an unexpected error on an API path a JSON 500 — never Django's H
 import pytest
 from django.test import Client, RequestFactory
 
-from convmem.views import server_error
+from convmem.error_pages import server_error
 
 
 def test_the_root_lists_every_endpoint_of_the_schema_without_a_key(acme):
