@@ -21,6 +21,7 @@ from audit.models import (
     RetentionPolicy,
 )
 from audit.replay import assembly_replay
+from convmem.admin_changelist import BoundedDateHierarchyMixin
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):
@@ -35,7 +36,7 @@ class ViewOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ViewOnlyAdmin):
+class AuditEventAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
     """The append-only log: view only, for everyone (the model refuses changes anyway)."""
 
     list_display = ["created_at", "action", "actor_type", "actor_id", "thread_public_id", "tenant"]

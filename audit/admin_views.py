@@ -17,7 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, re_path, reverse
 from django.utils import timezone
 
-from audit import deletion
+from audit import admin_display, deletion
 from audit.models import AssemblyRecord, AuditEvent, ContentBlob, DeletionRequest
 from audit.replay import assembly_replay
 from audit.selectors import deletion_request_threads
@@ -59,6 +59,7 @@ def deletion_review_view(
         and request.execution_requested_at is not None
         and progress.get("state") in {"queued", "running"}
     )
+    proof = request.proof if request.status == status.EXECUTED else None
     may_decide = user.has_perm(deletion.APPROVE_PERMISSION)
     may_execute = user.has_perm(deletion.EXECUTE_PERMISSION)
     context = {
@@ -69,16 +70,26 @@ def deletion_review_view(
         "footprint": footprint,
         "threads": threads[:SUBJECT_THREADS_SHOWN],
         "more_threads": len(threads) > SUBJECT_THREADS_SHOWN,
-        "events": events,
+        "events": [
+            (
+                event,
+                admin_display.event_action(event.action),
+                admin_display.event_details(event.details),
+            )
+            for event in events
+        ],
         "overdue": request.due_at < timezone.now() and request.status != status.EXECUTED,
         "running": running,
         "progress": progress,
+        "progress_state": admin_display.progress_state(progress),
         "can_approve": may_decide and request.status == status.RECEIVED,
         # While running, asking again re-queues the (resumable) task, e.g. after a lost worker.
         "can_execute": may_execute and request.status == status.APPROVED,
         "may_decide": may_decide,
         "may_execute": may_execute,
-        "proof": request.proof if request.status == status.EXECUTED else None,
+        "proof": proof,
+        "proof_rows": admin_display.proof_rows(proof) if proof else [],
+        "proof_times": admin_display.proof_times(proof) if proof else {},
         "has_view_permission": True,
     }
     return TemplateResponse(http_request, "admin/audit/deletionrequest/review.html", context)
@@ -93,7 +104,7 @@ def deletion_step_view(
     (wrong state, legal hold, missing reason) comes back as a message on the review page.
     """
     if http_request.method != "POST":
-        raise PermissionDenied
+        raise PermissionDenied("Approve, Reject and Execute are buttons on the review page.")
     user = http_request.user
     try:
         if step == "approve":

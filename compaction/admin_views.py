@@ -26,6 +26,7 @@ from audit.services import thread_view_record
 from compaction import services
 from compaction.fact_spans import fact_spans
 from compaction.models import Summary
+from convmem.admin_permissions import permission_needed
 from threads.models import Message
 
 ORIGINALS_PAGE = 20
@@ -222,5 +223,7 @@ class SummaryAdminMixin:
 
 
 def _require_act(request: HttpRequest) -> None:
-    if request.method != "POST" or not request.user.has_perm(ACT_PERMISSION):
-        raise PermissionDenied
+    if request.method != "POST":
+        raise PermissionDenied("Regenerate and Mark stale are buttons on the memo's page.")
+    if not request.user.has_perm(ACT_PERMISSION):
+        raise PermissionDenied(permission_needed(ACT_PERMISSION))

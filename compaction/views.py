@@ -18,8 +18,9 @@ from compaction.serializers import (
 )
 from convmem.api import actor_of, tenant_of
 from convmem.errors import InvalidRequest
+from convmem.pagination import NewestFirstPagination
 from threads.selectors import thread_get
-from threads.views import CURSOR, LIMIT, ThreadPagination
+from threads.views import CURSOR, LIMIT
 
 
 class ContextView(APIView):
@@ -52,12 +53,8 @@ class ContextView(APIView):
         return Response(context_body(assembly))
 
 
-class SummaryPagination(ThreadPagination):
-    """Newest first, with the thread list's checks: a bad `limit` or cursor is a 400."""
-
-
 class SummaryListView(APIView):
-    pagination_class = SummaryPagination
+    pagination_class = NewestFirstPagination
 
     @extend_schema(
         operation_id="threads_summaries",

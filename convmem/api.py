@@ -7,12 +7,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.events import Actor
 from convmem.auth import TenantPrincipal
+from convmem.errors import InvalidCursor
+from convmem.ids import PUBLIC_ID
 from convmem.models import Tenant
 from threads.idempotency import request_fingerprint, run_idempotent, validate_key
 from threads.models import Thread
@@ -74,15 +75,18 @@ def encode_cursor(value: str) -> str:
 
 
 def decode_cursor(cursor: str) -> str:
+    """The public id inside a cursor made by ``encode_cursor``; ``InvalidCursor`` otherwise."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         # validate=True: urlsafe_b64decode would silently drop foreign characters, turning a
         # garbled cursor into "" (which reads as "no cursor") instead of an error.
         value = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise ValidationError({"cursor": "Invalid cursor."}) from None
-    if not value:
-        raise ValidationError({"cursor": "Invalid cursor."})
+        raise InvalidCursor() from None
+    # Only ids are ever encoded: anything else (NUL bytes above all, which PostgreSQL cannot
+    # even compare) was not issued by this server.
+    if not PUBLIC_ID.fullmatch(value):
+        raise InvalidCursor()
     return value
 
 

@@ -1,15 +1,31 @@
-"""The demo data behind ``python3 dev.py serve``: a tenant, a key, a branched thread, and a long
-conversation whose model profile has a small window, so its context needs a memo: seeding asks
-for one, and the worker writes it once ``serve`` has started it."""
+"""The demo data behind ``python3 dev.py serve``: a tenant, a key, staff logins, a branched
+thread, and a long conversation whose model profile has a small window, so its context needs a
+memo: seeding asks for one, and the worker writes it once ``serve`` has started it.
 
+Seeding is idempotent: what exists is left alone (no password is reset, no key added). The
+secrets a later run cannot recover from the database — the plaintext API key and the staff
+passwords — are kept in ``VAR_DIR/demo-credentials.json`` (``var/`` is git-ignored), so every
+run can print the same logins. A stored key that was revoked (or a lost file) gets a new key.
+"""
+
+import json
+import os
+import secrets
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
 
 from audit.deletion import deletion_request_file
 from audit.events import Actor
 from audit.models import DeletionRequest
 from compaction.context import context_assemble
 from compaction.models import ModelProfile
-from convmem.models import Tenant
+from convmem.models import ApiKey, Tenant
 from convmem.tenancy import api_key_create
 from threads import services
 from threads.models import Thread
@@ -20,6 +36,13 @@ LONG_USER = "demo-user-long"
 LEAVING_USER = "demo-user-leaving"
 LONG_TURNS = 40
 SEED = Actor.system("seed_demo")
+CREDENTIALS_FILE = "demo-credentials.json"
+# (username, group, label); the admin is a superuser in no group.
+DEMO_STAFF = [
+    ("admin", None, "Admin"),
+    ("support", "Support", "Support"),
+    ("compliance", "Compliance", "Compliance"),
+]
 
 CONVERSATION = [
     (
@@ -68,32 +91,128 @@ def _long_turn(index: int) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
+class DemoKey:
+    key: str
+    # Why a new key was minted this run ("" when the stored key is still valid).
+    minted_because: str
+
+
+@dataclass(frozen=True)
+class DemoLogin:
+    username: str
+    label: str
+    # None when it cannot be shown: changed since the seed, or the credentials file was lost.
+    password: str | None
+    created: bool
+
+
+@dataclass(frozen=True)
 class DemoSeed:
     tenant: Tenant
-    key: str
+    key: DemoKey
+    logins: list[DemoLogin]
     thread: Thread
     long_thread: Thread
     deletion: DeletionRequest
 
 
+def demo_credentials_path() -> Path:
+    return Path(settings.VAR_DIR) / CREDENTIALS_FILE
+
+
 def demo_seed() -> DemoSeed:
-    """Create the demo tenant and thread once; issue a fresh key on every call."""
-    tenant, _ = Tenant.objects.get_or_create(name=DEMO_TENANT)
-    _, key = api_key_create(tenant=tenant, name="demo", scopes=["export"])
-    thread = Thread.objects.filter(tenant=tenant, user_ref=DEMO_USER).order_by("id").first()
-    if thread is None:
-        thread = _demo_thread(tenant)
-    long_thread = Thread.objects.filter(tenant=tenant, user_ref=LONG_USER).order_by("id").first()
-    if long_thread is None:
-        long_thread = _long_thread(tenant)
-    deletion = (
-        DeletionRequest.objects.filter(tenant=tenant, user_ref=LEAVING_USER).order_by("id").first()
+    """Create whatever part of the demo is missing, and nothing else; see the module docstring.
+
+    The credentials file is written after the transaction commits, so it never names a key or
+    a user that was rolled back.
+    """
+    stored = _stored_credentials()
+    with transaction.atomic():
+        tenant, _ = Tenant.objects.get_or_create(name=DEMO_TENANT)
+        key = _demo_key(tenant, stored.get("api_key"))
+        passwords = stored.get("passwords", {})
+        logins = [
+            _demo_login(username, group, label, passwords.get(username))
+            for username, group, label in DEMO_STAFF
+        ]
+        thread = Thread.objects.filter(tenant=tenant, user_ref=DEMO_USER).order_by("id").first()
+        if thread is None:
+            thread = _demo_thread(tenant)
+        long_thread = (
+            Thread.objects.filter(tenant=tenant, user_ref=LONG_USER).order_by("id").first()
+        )
+        if long_thread is None:
+            long_thread = _long_thread(tenant)
+        deletion = (
+            DeletionRequest.objects.filter(tenant=tenant, user_ref=LEAVING_USER)
+            .order_by("id")
+            .first()
+        )
+        if deletion is None:
+            deletion = _deletion_request(tenant)
+    _store_credentials(
+        {
+            "api_key": key.key,
+            "passwords": {login.username: login.password for login in logins if login.password},
+        }
     )
-    if deletion is None:
-        deletion = _deletion_request(tenant)
     return DemoSeed(
-        tenant=tenant, key=key, thread=thread, long_thread=long_thread, deletion=deletion
+        tenant=tenant,
+        key=key,
+        logins=logins,
+        thread=thread,
+        long_thread=long_thread,
+        deletion=deletion,
     )
+
+
+def _demo_key(tenant: Tenant, stored: str | None) -> DemoKey:
+    """The stored key while it still works for the demo tenant; otherwise a new one."""
+    if stored is None:
+        reason = "first run" if not tenant.api_keys.exists() else f"no key in {CREDENTIALS_FILE}"
+    else:
+        try:
+            if ApiKey.objects.get_from_key(stored).tenant_id == tenant.pk:
+                return DemoKey(key=stored, minted_because="")
+        except ApiKey.DoesNotExist:
+            pass
+        reason = f"the key in {CREDENTIALS_FILE} was revoked, expired or deleted"
+    _, key = api_key_create(tenant=tenant, name="demo", scopes=["export"])
+    return DemoKey(key=key, minted_because=reason)
+
+
+def _demo_login(username: str, group: str | None, label: str, stored: str | None) -> DemoLogin:
+    """Create the staff user with a fresh password if missing; never touch an existing one."""
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        password = secrets.token_urlsafe(12)
+        user = get_user_model().objects.create_user(
+            username=username, password=password, is_staff=True, is_superuser=group is None
+        )
+        if group is not None:
+            # Staff in the groups the audit migration creates: what each role sees in the admin.
+            user.groups.set([Group.objects.get(name=group)])
+        return DemoLogin(username=username, label=label, password=password, created=True)
+    known = stored if stored is not None and user.check_password(stored) else None
+    return DemoLogin(username=username, label=label, password=known, created=False)
+
+
+def _stored_credentials() -> dict[str, Any]:
+    try:
+        stored = json.loads(demo_credentials_path().read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _store_credentials(credentials: dict[str, Any]) -> None:
+    """Write the file readable by its owner only: it holds a live key and passwords."""
+    path = demo_credentials_path()
+    partial = path.with_suffix(".tmp")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        json.dump(credentials, out, indent=2)
+    partial.replace(path)
 
 
 def _demo_thread(tenant: Tenant) -> Thread:

@@ -59,6 +59,14 @@ class InvalidRequest(ApiError):
     default_detail = "Invalid request."
 
 
+class InvalidCursor(ApiError):
+    """A ``cursor`` the server did not issue: garbled, tampered with, or from another list."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "invalid_cursor"
+    default_detail = "Invalid cursor."
+
+
 class ServiceUnavailable(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_code = "service_unavailable"

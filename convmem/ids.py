@@ -3,11 +3,14 @@
 Internal primary keys stay integers for fast joins and CTE walks; the API only ever shows these.
 """
 
+import re
 import secrets
 import string
 
 ALPHABET = string.ascii_letters + string.digits
 RANDOM_LENGTH = 22
+# What any public id looks like (a prefix, then base-62); anything else cannot name an object.
+PUBLIC_ID = re.compile(r"[a-z]{3}_[A-Za-z0-9]{1,64}")
 
 
 def new_public_id(prefix: str) -> str:

@@ -4,6 +4,7 @@ import json
 import re
 from typing import Any
 
+from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -11,11 +12,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class StrictJSONParser(JSONParser):
-    """DRF's JSON parser, also rejecting invalid UTF-8, absurdly deep nesting, and text that
-    cannot be stored (NUL characters, unpaired surrogates).
+    """DRF's JSON parser, also rejecting invalid UTF-8, nesting deeper than
+    ``CONVMEM_MAX_JSON_DEPTH``, and text that cannot be stored (NUL characters, unpaired
+    surrogates).
 
-    Python's json module raises RecursionError (not ValueError) on deep nesting, which
-    would otherwise surface as a 500.
+    Nesting has a limit of its own because recursion has one: Python's json module raises
+    RecursionError past roughly 990 levels, and a body that parses just under that (say 930
+    levels of ``metadata``) still fails later — serialised for the idempotency fingerprint,
+    validated, saved — as a RecursionError deep in the stack, a 500.
     """
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
@@ -26,36 +30,43 @@ class StrictJSONParser(JSONParser):
         except UnicodeDecodeError:
             raise ParseError("Request body is not valid UTF-8.", code="parse_error") from None
         except RecursionError:
-            raise ParseError("JSON nesting is too deep.", code="parse_error") from None
+            raise _too_deep() from None
         except ValueError as exc:
             raise ParseError(f"Malformed JSON: {exc}", code="parse_error") from None
-        if not _storable(data):
-            raise ParseError(
-                "Text must not contain NUL characters or unpaired surrogates.", code="invalid"
-            )
+        _check_values(data)
         return data
 
 
-def _storable(data: Any) -> bool:
-    """Whether every key and string in ``data`` is text PostgreSQL can store.
+def _too_deep() -> ParseError:
+    limit = settings.CONVMEM_MAX_JSON_DEPTH
+    return ParseError(
+        f"JSON nesting is too deep: at most {limit} levels of objects and arrays.",
+        code="nesting_too_deep",
+    )
+
+
+def _check_values(data: Any) -> None:
+    """Refuse nesting over the limit, and keys or strings PostgreSQL cannot store.
 
     JSON escapes can spell NUL (``\\u0000``) and lone surrogates (``\\ud800``); neither fits in
     a text or jsonb column (nor in UTF-8, for surrogates), so they would fail at write time as
     a database or encoding error instead of a 400. Walked without recursion: ``data`` may nest
-    as deep as the parser allowed.
+    as deep as the json module allowed.
     """
-    stack = [data]
+    limit = settings.CONVMEM_MAX_JSON_DEPTH
+    stack = [(data, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         if isinstance(item, str):
             if "\x00" in item or _SURROGATE.search(item):
-                return False
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
+                raise ParseError(
+                    "Text must not contain NUL characters or unpaired surrogates.", code="invalid"
+                )
+        elif isinstance(item, dict | list):
+            if depth == limit:
+                raise _too_deep()
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
 
 
 def _reject_constant(name: str) -> Any:

@@ -33,6 +33,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework_api_key",
     "drf_spectacular",
+    # Swagger UI and ReDoc served from our own static files, not a CDN (docs work offline).
+    "drf_spectacular_sidecar",
     "tree_queries",
     "convmem",
     "threads",
@@ -42,6 +44,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves collectstatic's output (admin CSS/JS, the API docs UI) from the web process itself.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "convmem.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -119,9 +123,24 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # In production, collectstatic writes compressed copies under content-hashed names, which
+    # WhiteNoise serves with far-future cache headers. In development the files are served
+    # straight from the apps (no collectstatic needed).
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 # --- Security (production values come from the environment; see README) -----------------------
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Behind a proxy that terminates TLS, Django learns the request was HTTPS only from the proxy's
+# X-Forwarded-Proto header. Trust it only when every request comes through such a proxy, and
+# the proxy overwrites the header: otherwise any client can claim HTTPS.
+if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
@@ -155,6 +174,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # Two choice sets share the field name "role"; name them (an unnamed collision is a
     # warning that `check --deploy` reports).
     "ENUM_NAME_OVERRIDES": {
@@ -172,6 +194,9 @@ CONVMEM_MAX_REQUEST_BYTES = env.int("CONVMEM_MAX_REQUEST_BYTES", default=2_000_0
 CONVMEM_IMAGE_PART_TOKENS = env.int("CONVMEM_IMAGE_PART_TOKENS", default=765)
 CONVMEM_FILE_PART_TOKENS = env.int("CONVMEM_FILE_PART_TOKENS", default=1024)
 CONVMEM_MAX_RETRIEVED_ITEMS = env.int("CONVMEM_MAX_RETRIEVED_ITEMS", default=64)
+# Levels of objects and arrays a JSON body may nest (the body itself is level 1); deeper is a
+# 400 `nesting_too_deep`. Must stay well below Python's recursion limit (see convmem.parsers).
+CONVMEM_MAX_JSON_DEPTH = env.int("CONVMEM_MAX_JSON_DEPTH", default=64)
 # How long a completed Idempotency-Key is remembered (and replayed) before it may be reused.
 CONVMEM_IDEMPOTENCY_TTL_HOURS = env.int("CONVMEM_IDEMPOTENCY_TTL_HOURS", default=24)
 # A key still "in flight" after this long is treated as abandoned (its request died mid-way).

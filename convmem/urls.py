@@ -1,8 +1,11 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from convmem.views import ApiRootView, api_route_not_found
+
 api_v1 = [
+    path("", ApiRootView.as_view(), name="api-root"),
     path("", include("threads.urls")),
     path("", include("compaction.urls")),
     path("", include("audit.urls")),
@@ -14,4 +17,10 @@ api_v1 = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    # Last: whatever else is under /api/ is a JSON 404, whatever the method (and DEBUG).
+    re_path(r"^api(?:/.*)?$", api_route_not_found),
 ]
+
+handler403 = "convmem.error_pages.permission_denied"
+handler404 = "convmem.error_pages.page_not_found"
+handler500 = "convmem.error_pages.server_error"

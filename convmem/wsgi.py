@@ -1,4 +1,4 @@
-"""WSGI entry point (``gunicorn convmem.wsgi``)."""
+"""WSGI entry point (``gunicorn convmem.wsgi``; ``runserver`` uses it too)."""
 
 import os
 
@@ -6,4 +6,6 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "convmem.settings")
 
-application = get_wsgi_application()
+from convmem.chunked import ChunkedBodyMiddleware
+
+application = ChunkedBodyMiddleware(get_wsgi_application())

@@ -16,6 +16,7 @@ from django.utils.html import format_html
 
 from audit.events import Actor, audit_event_record
 from audit.exports import EXPORT_PERMISSION
+from convmem.admin_changelist import BoundedDateHierarchyMixin
 from threads import admin_views
 from threads.models import Message, Role, Thread
 
@@ -37,7 +38,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Thread)
-class ThreadAdmin(ReadOnlyAdmin):
+class ThreadAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
     list_display = ["public_id", "tenant", "user_ref", "title", "created_at", "updated_at"]
     list_filter = ["tenant"]
     date_hierarchy = "created_at"
@@ -110,7 +111,7 @@ class ThreadAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(ReadOnlyAdmin):
+class MessageAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
     """Messages, searchable by content for staff who may view messages (searches are audited)."""
 
     list_display = ["public_id", "thread_link", "role", "preview", "token_count", "created_at"]

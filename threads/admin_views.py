@@ -28,9 +28,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from audit.events import Actor
-from audit.exports import FORMATS, Export, export_begin
+from audit.exports import EXPORT_PERMISSION, FORMATS, Export, export_begin
 from audit.services import thread_view_record
 from compaction.models import Summary
+from convmem.admin_permissions import permission_needed
 from convmem.models import Tenant
 from threads import selectors
 from threads.models import Message, Role, Thread
@@ -266,7 +267,7 @@ def thread_export_view(
 ) -> HttpResponse:
     """The thread's full history, streamed by the same export as the API (``audit.exports``)."""
     if not model_admin.has_export_permission(request):
-        raise PermissionDenied
+        raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
     fmt = request.GET.get("format", "json")
     if fmt not in FORMATS:
         return HttpResponseBadRequest(f"format must be one of {', '.join(FORMATS)}.")
@@ -289,7 +290,7 @@ class UserExportForm(forms.Form):
 def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
     """Every thread of one end user (``user_ref`` of a tenant), streamed; a form until asked."""
     if not model_admin.has_export_permission(request):
-        raise PermissionDenied
+        raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
     form = UserExportForm(request.GET or None)
     if form.is_valid():
         export = export_begin(

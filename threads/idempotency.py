@@ -5,14 +5,22 @@ Protocol, per (tenant, key):
 1. Insert an ``in_flight`` row in its own short transaction. The unique constraint makes this
    the single winner among concurrent requests with the same key: on PostgreSQL the losers
    block on the unique index until the winner's insert commits, then fail and read the row.
-2. The winner performs the write and stores the response **in the same transaction**, so the
-   stored response exists if and only if the write does.
+2. The winner performs the write and, **in the same transaction**, completes the row with a
+   conditional UPDATE that matches only while the row is still in flight under its own claim
+   (``attempt``). So the stored response exists if and only if the write does.
 3. A loser sees: a different request under the same key → 422; a completed row → the stored
-   response, replayed; a row still in flight → 409 (retry later). A row left in flight by a
-   request that died is taken over once it is older than ``CONVMEM_IDEMPOTENCY_LOCK_SECONDS``.
+   response, replayed; a row still in flight → 409 (retry later).
 
-If the write fails, the row is deleted so the client can retry with the same key.
-Completed rows are kept for ``CONVMEM_IDEMPOTENCY_TTL_HOURS`` (purged by a periodic task).
+A row left in flight by a request that died is taken over once it is older than
+``CONVMEM_IDEMPOTENCY_LOCK_SECONDS``: a conditional UPDATE bumps ``attempt``, so exactly one
+taker wins. "Older than" cannot tell a dead request from a slow one (say, waiting 75 s on a
+row lock), so the first request may still be running. Whichever of the two reaches step 2
+holding a stale claim matches 0 rows and rolls its write back; it then answers as a retry
+would. One key never makes two writes, whatever the timing.
+
+If the write fails, the row is deleted (only under the failing request's own claim) so the
+client can retry with the same key. Completed rows are kept for
+``CONVMEM_IDEMPOTENCY_TTL_HOURS`` (purged by a periodic task).
 """
 
 import hashlib
@@ -25,6 +33,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from convmem.errors import (
@@ -76,32 +85,49 @@ def run_idempotent(
     ``perform`` returns (status, body, thread the response concerns) and must do its writes
     with the ORM in the current thread, so they join this function's transaction.
     """
-    record = _claim(tenant=tenant, key=key, fingerprint=fingerprint, thread=thread)
-    if isinstance(record, Outcome):
-        return record
+    claim = _claim(tenant=tenant, key=key, fingerprint=fingerprint, thread=thread)
+    if isinstance(claim, Outcome):
+        return claim
     try:
         with transaction.atomic():
             status, body, concerned = perform()
-            record.status = IdempotencyRecord.Status.COMPLETED
-            record.response_status = status
-            record.response_body = body
-            record.thread = concerned or thread
-            record.completed_at = timezone.now()
-            record.save(
-                update_fields=[
-                    "status",
-                    "response_status",
-                    "response_body",
-                    "thread",
-                    "completed_at",
-                ]
-            )
+            if not _complete(claim, status=status, body=body, thread=concerned or thread):
+                raise _ClaimLost
+    except _ClaimLost:
+        # Our write is rolled back: another request took the key over and owns it now.
+        return _outcome_of_existing(tenant=tenant, key=key, fingerprint=fingerprint)
     except BaseException:
         IdempotencyRecord.objects.filter(
-            pk=record.pk, status=IdempotencyRecord.Status.IN_FLIGHT
+            pk=claim.pk, status=IdempotencyRecord.Status.IN_FLIGHT, attempt=claim.attempt
         ).delete()
         raise
     return Outcome(status=status, body=body, replayed=False)
+
+
+class _ClaimLost(Exception):
+    """Raised inside the write's transaction to roll it back when the claim was taken over."""
+
+
+def _complete(
+    claim: IdempotencyRecord, *, status: int, body: dict[str, Any], thread: Thread | None
+) -> bool:
+    """Store the response if ``claim`` is still the key's current claim; False if not.
+
+    The UPDATE takes the row lock: a takeover racing with it either ran first (then this
+    matches 0 rows) or waits for this transaction and then finds the row completed.
+    """
+    return (
+        IdempotencyRecord.objects.filter(
+            pk=claim.pk, status=IdempotencyRecord.Status.IN_FLIGHT, attempt=claim.attempt
+        ).update(
+            status=IdempotencyRecord.Status.COMPLETED,
+            response_status=status,
+            response_body=body,
+            thread=thread,
+            completed_at=timezone.now(),
+        )
+        == 1
+    )
 
 
 def _claim(
@@ -118,28 +144,51 @@ def _claim(
     if existing is None:
         # The holder failed and released the key between our insert and this read.
         return _claim(tenant=tenant, key=key, fingerprint=fingerprint, thread=thread)
-    if existing.request_hash != fingerprint:
-        raise IdempotencyKeyReused()
-    if existing.status == IdempotencyRecord.Status.COMPLETED:
-        return Outcome(
-            status=existing.response_status or 200, body=existing.response_body, replayed=True
-        )
+    settled = _settled_outcome(existing, fingerprint)
+    if settled is not None:
+        return settled
     if _take_over_abandoned(existing):
         return existing
-    raise IdempotencyKeyInFlight()
+    # Not abandoned, or another request took it over (or completed it) just before us.
+    return _outcome_of_existing(tenant=tenant, key=key, fingerprint=fingerprint)
+
+
+def _settled_outcome(record: IdempotencyRecord, fingerprint: str) -> Outcome | None:
+    """422 for another request under the key, the replay of a completed one, else None."""
+    if record.request_hash != fingerprint:
+        raise IdempotencyKeyReused()
+    if record.status == IdempotencyRecord.Status.COMPLETED:
+        return Outcome(
+            status=record.response_status or 200, body=record.response_body, replayed=True
+        )
+    return None
+
+
+def _outcome_of_existing(*, tenant: Tenant, key: str, fingerprint: str) -> Outcome:
+    """What a request that does not hold the key answers: the replay, or 409 (retry later)."""
+    record = IdempotencyRecord.objects.filter(tenant=tenant, key=key).first()
+    settled = None if record is None else _settled_outcome(record, fingerprint)
+    if settled is None:
+        raise IdempotencyKeyInFlight()
+    return settled
 
 
 def _take_over_abandoned(record: IdempotencyRecord) -> bool:
-    """Claim a row whose request died in flight; a conditional UPDATE picks one winner."""
-    cutoff = timezone.now() - timedelta(seconds=settings.CONVMEM_IDEMPOTENCY_LOCK_SECONDS)
-    if record.created_at > cutoff:
-        return False
+    """Claim a row in flight for longer than the lock timeout; a conditional UPDATE on the
+    attempt seen picks one winner among concurrent takers. Updates ``record`` if we won."""
     now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.CONVMEM_IDEMPOTENCY_LOCK_SECONDS)
     claimed = IdempotencyRecord.objects.filter(
-        pk=record.pk, status=IdempotencyRecord.Status.IN_FLIGHT, created_at=record.created_at
-    ).update(created_at=now)
+        pk=record.pk,
+        status=IdempotencyRecord.Status.IN_FLIGHT,
+        attempt=record.attempt,
+        created_at__lte=cutoff,
+    ).update(attempt=F("attempt") + 1, created_at=now)
+    if claimed != 1:
+        return False
+    record.attempt += 1
     record.created_at = now
-    return claimed == 1
+    return True
 
 
 def idempotency_records_purge(*, older_than: timedelta | None = None) -> int:

@@ -129,7 +129,8 @@ class IdempotencyRecord(models.Model):
     """The first response to a request made with an ``Idempotency-Key``, per tenant.
 
     A row is inserted (and committed) when a request starts, marking the key in flight; the
-    response is stored in the same transaction as the write it describes. Rows older than
+    response is stored in the same transaction as the write it describes, and only by the
+    request holding the current ``attempt`` (a takeover increments it). Rows older than
     ``CONVMEM_IDEMPOTENCY_TTL_HOURS`` are purged by a periodic task.
     """
 
@@ -146,6 +147,8 @@ class IdempotencyRecord(models.Model):
     )
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.JSONField(null=True, blank=True)
+    # The claim: 1 for the request that inserted the row, +1 per takeover of an abandoned one.
+    attempt = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
 

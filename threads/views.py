@@ -1,14 +1,10 @@
 """Threads and messages API. Thin: parse, call a selector or service, serialize."""
 
-from typing import Any
-
-from django.conf import settings
 from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import CursorPagination
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +19,8 @@ from convmem.api import (
     page_url,
     tenant_of,
 )
-from convmem.errors import InvalidRequest
+from convmem.errors import InvalidCursor
+from convmem.pagination import NewestFirstPagination
 from threads import selectors, services
 from threads.models import Message, Role
 from threads.serializers import (
@@ -52,27 +49,8 @@ def _page(name: str, item: type[serializers.Serializer]) -> serializers.Serializ
     )
 
 
-class ThreadPagination(CursorPagination):
-    ordering = ("-created_at", "-id")
-    # DRF's default PAGE_SIZE is None, which would turn pagination off.
-    page_size = settings.CONVMEM_PAGE_SIZE
-    page_size_query_param = "limit"
-    max_page_size = settings.CONVMEM_MAX_PAGE_SIZE
-
-    def get_page_size(self, request: Request) -> int:
-        # DRF silently falls back to the default on a bad `limit`; answer 400 like the other lists.
-        return page_size(request.query_params.get(self.page_size_query_param))
-
-    def decode_cursor(self, request: Request) -> Any:
-        # DRF answers a garbled cursor with 404, which on a list reads as "no such endpoint".
-        try:
-            return super().decode_cursor(request)
-        except NotFound:
-            raise ValidationError({"cursor": "Invalid cursor."}) from None
-
-
 class ThreadListCreateView(APIView):
-    pagination_class = ThreadPagination
+    pagination_class = NewestFirstPagination
 
     @extend_schema(
         operation_id="threads_list",
@@ -159,8 +137,10 @@ class MessageListCreateView(APIView):
         thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
         limit = page_size(request.query_params.get("limit"))
         cursor = request.query_params.get("cursor")
-        leaf_id = decode_cursor(cursor) if cursor else request.query_params.get("leaf")
-        leaf = self._leaf(thread, leaf_id)
+        if cursor:
+            leaf = self._cursor_leaf(thread, decode_cursor(cursor))
+        else:
+            leaf = self._leaf(thread, request.query_params.get("leaf"))
         page = selectors.path_page(thread=thread, leaf=leaf, limit=limit)
         next_url = (
             page_url(request, cursor=encode_cursor(page.older_start.public_id))
@@ -177,6 +157,14 @@ class MessageListCreateView(APIView):
         leaf = Message.objects.filter(thread=thread, public_id=leaf_id).first()
         if leaf is None or leaf.role == Role.ROOT:
             raise NotFound("No such message in this thread.", code="unknown_message")
+        return leaf
+
+    @staticmethod
+    def _cursor_leaf(thread, leaf_id: str) -> Message:
+        """The cursor names where the next page starts: a message of this thread."""
+        leaf = Message.objects.filter(thread=thread, public_id=leaf_id).first()
+        if leaf is None or leaf.role == Role.ROOT:
+            raise InvalidCursor()
         return leaf
 
     @extend_schema(
@@ -274,5 +262,5 @@ class ThreadTreeView(APIView):
             "id", flat=True
         )
         if not found:
-            raise InvalidRequest("Invalid cursor.", code="invalid_cursor")
+            raise InvalidCursor()
         return found[0]

@@ -1,6 +1,8 @@
 """The deletion review page: footprint and legal hold before anything happens, then approve /
 reject / execute as separate, permission-checked, audited POSTs, and the proof afterwards."""
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -74,6 +76,41 @@ def test_approve_then_execute_then_proof(compliance: Client, request_for: Deleti
         AuditEvent.objects.filter(actor_id="cleo-compliance").values_list("action", flat=True)
     )
     assert {"deletion_request.approved", "deletion_request.execution_requested"} <= actions
+
+
+def test_the_proof_and_the_trail_read_as_words_not_code(
+    compliance: Client, request_for: DeletionRequest, branched: Branched
+):
+    """Kinds by name ("Assembly snapshots"), counts and ids in tables, dates formatted: no
+    stored keys, dicts or ISO timestamps."""
+    step(compliance, request_for, "approve")
+    step(compliance, request_for, "execute")
+    running = compliance.get(review_url(request_for)).content.decode()
+    deletion_request_perform(request_id=request_for.pk)
+
+    html = compliance.get(review_url(request_for)).content.decode()
+
+    assert "Queued, waiting for a worker" in running
+    for words in (
+        "Threads",
+        "Messages",
+        "Memos",
+        "Assembly snapshots",
+        "Stored API responses",
+        "Stored prompts and retrieved texts",
+        "Execution requested",
+        "1 of 1 thread erased",
+        "User ref",
+    ):
+        assert words in html, words
+    proof = html[html.index('id="proof"') : html.index('id="trail"')]
+    assert branched.u2.public_id in proof  # the erased ids, listed
+    assert "7 ids" in proof
+    trail = html[html.index('id="trail"') :]
+    assert "Erased</dt><dd>Threads: 1, Messages: 7, Memos: 0" in trail
+    for code in ("assembly_snapshots", "idempotency_responses", "content_blobs", "{&#x27;"):
+        assert code not in html, code
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", html)  # no ISO timestamps
 
 
 def test_reject_needs_a_reason(compliance: Client, request_for: DeletionRequest):

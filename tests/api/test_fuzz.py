@@ -68,6 +68,8 @@ UNSTATED_RULES = {
     "Text must not contain NUL characters or unpaired surrogates.",
     "The path or query string contains a NUL character.",
     "assembly_id is only accepted on assistant messages.",
+    # null content, which the schema allows for an assistant turn that only calls tools (on an
+    # edit the role is the edited message's, which the body cannot show)
     NULL_CONTENT,
 }
 ID_FIELDS = {

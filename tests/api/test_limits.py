@@ -119,7 +119,7 @@ def test_body_over_the_default_limit_is_refused_before_parsing(endpoint, thread,
     assert Rows.now() == before
 
 
-@pytest.mark.parametrize("depth", [100_000, 5_000, 990])
+@pytest.mark.parametrize("depth", [100_000, 5_000, 990, 944, 925, 65])
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=ENDPOINT_IDS)
 def test_deeply_nested_json_is_400(endpoint, depth, thread, send):
     before = Rows.now()
@@ -131,10 +131,54 @@ def test_deeply_nested_json_is_400(endpoint, depth, thread, send):
         for i, body in enumerate(_with_every_field(endpoint.body, "@@"))
     ]
 
-    assert_rejected(whole, 400)
+    assert assert_rejected(whole, 400)["code"] == "nesting_too_deep"
     for r in inside:
-        assert_rejected(r, 400)
+        assert assert_rejected(r, 400)["code"] == "nesting_too_deep"
     assert Rows.now() == before
+
+
+def _nested_object(levels: int) -> bytes:
+    return b'{"a":' * (levels - 1) + b"{}" + b"}" * (levels - 1)
+
+
+@pytest.mark.parametrize("levels", [900, 925, 944])
+def test_metadata_nested_just_under_the_parsers_recursion_limit_is_400(acme, thread, levels):
+    """Shallow enough for json.loads, deep enough to fail later in the request (a
+    RecursionError, a 500): where exactly depends on the stack (900 levels through the test
+    client, 925-944 under gunicorn)."""
+    before = Rows.now()
+    metadata = _nested_object(levels)
+
+    created = acme.client.post(
+        "/api/v1/threads",
+        b'{"user_ref": "u-1", "metadata": ' + metadata + b"}",
+        content_type="application/json",
+    )
+    patched = acme.client.patch(
+        f"/api/v1/threads/{thread.public_id}",
+        b'{"metadata": ' + metadata + b"}",
+        content_type="application/json",
+    )
+
+    assert assert_rejected(created, 400)["code"] == "nesting_too_deep"
+    assert assert_rejected(patched, 400)["code"] == "nesting_too_deep"
+    assert Rows.now() == before
+
+
+def test_nesting_up_to_the_limit_is_accepted(acme, thread, settings):
+    """The body is level 1, so metadata may nest CONVMEM_MAX_JSON_DEPTH - 1 levels."""
+    limit = settings.CONVMEM_MAX_JSON_DEPTH
+    body = b'{"user_ref": "u-1", "metadata": ' + _nested_object(limit - 1) + b"}"
+    over = b'{"user_ref": "u-1", "metadata": ' + _nested_object(limit) + b"}"
+
+    accepted = acme.client.post("/api/v1/threads", body, content_type="application/json")
+    refused = acme.client.post("/api/v1/threads", over, content_type="application/json")
+
+    assert accepted.status_code == 201, accepted.content[:300]
+    assert accepted.json()["metadata"] == json.loads(_nested_object(limit - 1))
+    body = assert_rejected(refused, 400)
+    assert body["code"] == "nesting_too_deep"
+    assert f"at most {limit} levels" in body["detail"]
 
 
 @pytest.mark.parametrize(

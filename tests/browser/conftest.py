@@ -54,8 +54,9 @@ def staff_groups(transactional_db: None) -> None:
 
 
 @pytest.fixture
-def open_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], Page]]:
-    """``open_page()`` launches Chromium and returns a fresh page; all is closed after the test."""
+def open_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Page]]:
+    """``open_page()`` launches Chromium and returns a fresh page (1280 px wide, or ``width``);
+    all is closed after the test."""
     if not os.path.exists(CHROMIUM):
         missing = "needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)"
         if REQUIRE_SERVICES:
@@ -63,12 +64,12 @@ def open_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], Page]]:
         pytest.skip(missing)
     with ExitStack() as stack:
 
-        def open_() -> Page:
+        def open_(width: int = 1280) -> Page:
             monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
             playwright = stack.enter_context(sync_playwright())
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             stack.callback(browser.close)
-            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
             page.set_default_timeout(15_000)
             return page
 

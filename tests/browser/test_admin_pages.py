@@ -32,7 +32,7 @@ pytestmark = [
     pytest.mark.usefixtures("celery_worker", "staff_groups"),
 ]
 
-OpenPage = Callable[[], Page]
+OpenPage = Callable[..., Page]
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 
@@ -167,7 +167,7 @@ def test_compliance_walks_a_deletion_request_to_its_proof(
     page.locator("#content-main a[href='/admin/audit/deletionrequest/']").first.click()
     page.click(f"text={request.public_id}")
     expect(page.locator("#deletion-status")).to_have_text("received")
-    expect(page.locator("#footprint")).to_contain_text("messages")
+    expect(page.locator("#footprint")).to_contain_text("Messages")
     expect(page.locator("#no-hold")).to_be_visible()
     assert page.locator("#execute").count() == 0  # approval comes first
     screenshot(page, "deletion-review")
@@ -180,7 +180,7 @@ def test_compliance_walks_a_deletion_request_to_its_proof(
 
     expect(page.locator("#proof")).to_be_visible(timeout=60_000)  # the page refreshes itself
     expect(page.locator("#deletion-status")).to_have_text("executed")
-    expect(page.locator("#proof-counts")).to_contain_text("messages")
+    expect(page.locator("#proof-counts")).to_contain_text("Assembly snapshots")
     screenshot(page, "deletion-proof")
 
 

@@ -1,5 +1,6 @@
-"""Real server processes for fault tests and the load benchmark: a private redis-server (that a
-test may stop and start again), gunicorn serving convmem, and one-off management calls.
+"""Real server processes for fault tests, HTTP-level tests and the load benchmark: a private
+redis-server (that a test may stop and start again), gunicorn or Django's runserver serving
+convmem, and one-off management calls.
 
 Everything listens on 127.0.0.1 on a free port picked at start; every process is started in
 its own session and stopped by its own pid (never by name).
@@ -93,11 +94,20 @@ class RedisServer:
 class WebServer:
     """``gunicorn convmem.wsgi`` with ``env`` added to this process's environment."""
 
-    def __init__(self, env: Mapping[str, str], *, workers: int = 2, threads: int = 1) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        *,
+        workers: int = 2,
+        threads: int = 1,
+        probe_headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
         self.workers = workers
         self.threads = threads
+        # Sent with the readiness probe (e.g. X-Forwarded-Proto when HTTPS is required).
+        self.probe_headers = dict(probe_headers or {})
         self.log = Path(tempfile.mkdtemp(prefix="convmem-web-")) / "gunicorn.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -105,23 +115,26 @@ class WebServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "convmem.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(self.workers),
+            "--threads",
+            str(self.threads),
+            "--timeout",
+            "60",
+        ]
+
     def start(self) -> "WebServer":
         with self.log.open("wb") as sink:
             self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "convmem.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{self.port}",
-                    "--workers",
-                    str(self.workers),
-                    "--threads",
-                    str(self.threads),
-                    "--timeout",
-                    "60",
-                ],
+                self.command(),
                 cwd=ROOT,
                 env=self.env,
                 stdout=sink,
@@ -132,7 +145,10 @@ class WebServer:
         while True:
             try:
                 # Unauthenticated: answers 401 as soon as a worker serves requests.
-                if requests.get(f"{self.url}/api/v1/threads", timeout=2).status_code == 401:
+                probe = requests.get(
+                    f"{self.url}/api/v1/threads", headers=self.probe_headers, timeout=2
+                )
+                if probe.status_code == 401:
                     return self
             except requests.RequestException:
                 pass
@@ -152,6 +168,20 @@ class WebServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class DevServer(WebServer):
+    """``manage.py runserver`` (what ``dev.py serve`` runs) instead of gunicorn."""
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "manage.py",
+            "runserver",
+            f"127.0.0.1:{self.port}",
+            "--noreload",
+            "--nothreading",
+        ]
 
 
 def figure(name: str, **values: object) -> None:

@@ -2,94 +2,21 @@
 held on one thread does not hold up appends to another.
 
 Each request runs on its own thread (so its own database connection) through the real WSGI
-stack; a second, raw psycopg connection plays the other party. Waits are bounded so a
-regression fails the test instead of hanging it.
+stack; a second, raw psycopg connection plays the other party (``tests/support/pg.py``).
 """
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
-import psycopg
 import pytest
-from django.db import connection, connections
 from rest_framework.test import APIClient
 
-from tests.conftest import TenantKit, make_thread, path_ids
+from tests.conftest import make_thread, path_ids
+from tests.support.pg import Request, backend_waiting_for_lock, lock_thread_row, other_session
 from tests.threads.helpers import Rows
 from threads.models import Thread
 
 pytestmark = [pytest.mark.faults, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-WAIT = 20.0
-
-
-class Request:
-    """One API call on its own thread (and so its own database connection)."""
-
-    def __init__(self, call: Callable[[APIClient], Any], kit: TenantKit) -> None:
-        self.response: Any = None
-        self.error: BaseException | None = None
-        self._call = call
-        self._kit = kit
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {self._kit.key}")
-        try:
-            self.response = self._call(client)
-        except BaseException as error:
-            self.error = error
-        finally:
-            connections.close_all()
-
-    def wait(self) -> Any:
-        self._thread.join(WAIT)
-        assert not self._thread.is_alive(), "the request is still blocked"
-        assert self.error is None, self.error
-        return self.response
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-
-@contextmanager
-def other_session(*, autocommit: bool = False) -> Iterator[psycopg.Connection]:
-    """A raw connection to the test database, outside Django."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    with psycopg.connect(**params, autocommit=autocommit) as raw:
-        yield raw
-
-
-def lock_thread_row(session: psycopg.Connection, thread: Thread) -> None:
-    # Plain FOR UPDATE conflicts with the FOR NO KEY UPDATE every append takes.
-    session.execute("SELECT id FROM threads_thread WHERE id = %s FOR UPDATE", [thread.pk])
-
-
-def backend_waiting_for_lock(session: psycopg.Connection) -> int:
-    """The pid of the (one) other backend of this database waiting on a lock; polls.
-
-    ``session`` must be in autocommit: pg_stat_activity is a per-transaction snapshot.
-    """
-    deadline = WAIT
-    step = 0.05
-    while deadline > 0:
-        rows = session.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-        ).fetchall()
-        if rows:
-            assert len(rows) == 1, rows
-            return rows[0][0]
-        threading.Event().wait(step)
-        deadline -= step
-    raise AssertionError("no request ever waited on the lock")
 
 
 def append(thread: Thread, key: str, content: str = "hello") -> Callable[[APIClient], Any]:

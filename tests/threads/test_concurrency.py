@@ -113,3 +113,28 @@ def test_default_parent_is_read_under_the_lock(acme):
     chain = path_ids(thread)
     assert len(chain) == WORKERS
     assert set(chain) == {r.data["id"] for r in responses}
+
+
+def test_same_key_makes_one_node_even_when_every_request_takes_the_key_over(acme, settings):
+    """With no lock timeout, every request finding the key in flight takes it over, so claims
+    change hands while earlier claimants are mid-write: still one node, one first response."""
+    settings.CONVMEM_IDEMPOTENCY_LOCK_SECONDS = 0
+    thread = make_thread(acme.tenant, turns=1)
+    url = f"/api/v1/threads/{thread.public_id}/messages"
+
+    responses = run_together(
+        lambda client, i: client.post(
+            url, {"role": "user", "content": "once"}, format="json", HTTP_IDEMPOTENCY_KEY="grab"
+        ),
+        acme.key,
+    )
+
+    statuses = [getattr(r, "status_code", r) for r in responses]
+    assert set(statuses) <= {201, 409}, statuses
+    created = [r for r in responses if r.status_code == 201]
+    assert sum("Idempotent-Replayed" not in r for r in created) == 1
+    assert all(r.data == created[0].data for r in created)
+    assert Message.objects.filter(thread=thread, content="once").count() == 1
+    record = IdempotencyRecord.objects.get(key="grab")
+    assert record.status == "completed"
+    assert record.response_body == created[0].data

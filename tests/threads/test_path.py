@@ -107,7 +107,7 @@ def test_bad_parameters(acme):
 
     assert error_of(acme.client.get(url, {"limit": "abc"})) == (400, "invalid")
     assert error_of(acme.client.get(url, {"limit": "0"})) == (400, "invalid")
-    assert error_of(acme.client.get(url, {"cursor": "%%%"})) == (400, "invalid")
+    assert error_of(acme.client.get(url, {"cursor": "%%%"})) == (400, "invalid_cursor")
     assert error_of(acme.client.get(url, {"leaf": "msg_nope"})) == (404, "unknown_message")
     assert error_of(acme.client.get(url, {"leaf": path_ids(other)[0]})) == (
         404,
@@ -118,8 +118,8 @@ def test_bad_parameters(acme):
         "unknown_message",
     )
     assert error_of(acme.client.get(url, {"cursor": encode_cursor(path_ids(other)[0])})) == (
-        404,
-        "unknown_message",
+        400,
+        "invalid_cursor",
     )
     assert error_of(acme.client.get(messages_url("thr_nope"))) == (404, "not_found")
 

@@ -233,4 +233,7 @@ def test_list_rejects_a_bad_limit_or_cursor(acme):
 
     assert error_of(acme.client.get("/api/v1/threads", {"limit": "abc"})) == (400, "invalid")
     assert error_of(acme.client.get("/api/v1/threads", {"limit": "0"})) == (400, "invalid")
-    assert error_of(acme.client.get("/api/v1/threads", {"cursor": "garbage"})) == (400, "invalid")
+    assert error_of(acme.client.get("/api/v1/threads", {"cursor": "garbage"})) == (
+        400,
+        "invalid_cursor",
+    )

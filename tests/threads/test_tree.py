@@ -121,7 +121,7 @@ def test_bad_parameters(acme):
     url = tree_url(thread.public_id)
 
     assert error_of(acme.client.get(url, {"limit": "x"})) == (400, "invalid")
-    assert error_of(acme.client.get(url, {"cursor": "!!"})) == (400, "invalid")
+    assert error_of(acme.client.get(url, {"cursor": "!!"})) == (400, "invalid_cursor")
     assert error_of(acme.client.get(url, {"cursor": encode_cursor(path_ids(other)[0])})) == (
         400,
         "invalid_cursor",

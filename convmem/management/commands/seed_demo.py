@@ -1,45 +1,26 @@
-import secrets
-
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
-from convmem.demo import demo_seed
-
-DEMO_STAFF = [("support", "Support"), ("compliance", "Compliance")]
+from convmem.demo import CREDENTIALS_FILE, DemoLogin, demo_credentials_path, demo_seed
 
 
-def _staff_user(username: str, group: str) -> str:
-    """(Re)create a staff user in ``group`` with a fresh password, and return the password."""
-    password = secrets.token_urlsafe(12)
-    user, _ = get_user_model().objects.get_or_create(username=username)
-    user.is_staff = True
-    user.is_superuser = False
-    user.set_password(password)
-    user.save()
-    user.groups.set([Group.objects.get(name=group)])
-    return password
+def _login_line(login: DemoLogin) -> str:
+    if login.password is not None:
+        return f"{login.label} login: {login.username} / {login.password}"
+    return (
+        f"{login.label} login: {login.username} (password changed since the seed, or "
+        f"{CREDENTIALS_FILE} was lost; set one with `manage.py changepassword {login.username}`)"
+    )
 
 
 class Command(BaseCommand):
     help = (
-        "Create (or refresh) the demo tenant, a fresh demo API key, a staff superuser and a "
-        "Support and a Compliance staff user."
+        "Create what is missing of the demo: the demo tenant and its API key, a staff superuser, "
+        "a Support and a Compliance staff user, and demo threads. Existing users keep their "
+        "passwords and the stored key is reused (see convmem.demo); prints the logins and the key."
     )
 
     def handle(self, *args: object, **options: object) -> None:
-        password = secrets.token_urlsafe(12)
-        with transaction.atomic():
-            seeded = demo_seed()
-            user, _ = get_user_model().objects.get_or_create(
-                username="admin", defaults={"is_staff": True, "is_superuser": True}
-            )
-            user.is_staff = user.is_superuser = True
-            user.set_password(password)
-            user.save()
-            # Staff in the groups the audit migration creates: what each role sees in the admin.
-            staff = {name: _staff_user(name, group) for name, group in DEMO_STAFF}
+        seeded = demo_seed()
         self.stdout.write(
             f"Demo thread: {seeded.thread.public_id} (user_ref {seeded.thread.user_ref})"
         )
@@ -47,7 +28,10 @@ class Command(BaseCommand):
             f"Long demo thread (memos appear once the worker runs): {seeded.long_thread.public_id}"
         )
         self.stdout.write(f"Deletion request to review: {seeded.deletion.public_id}")
-        self.stdout.write(f"Admin login: admin / {password}")
-        for name, group in DEMO_STAFF:
-            self.stdout.write(f"{group} login: {name} / {staff[name]}")
-        self.stdout.write(f"Demo tenant '{seeded.tenant.name}' API key: {seeded.key}")
+        for login in seeded.logins:
+            self.stdout.write(_login_line(login))
+        self.stdout.write(f"(Logins and key are kept in {demo_credentials_path()}.)")
+        if seeded.key.minted_because:
+            self.stdout.write(f"New demo API key ({seeded.key.minted_because}).")
+        # The key is the last word of the last line, as with create_tenant / create_api_key.
+        self.stdout.write(f"Demo tenant '{seeded.tenant.name}' API key: {seeded.key.key}")

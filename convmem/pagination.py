@@ -1,0 +1,86 @@
+"""Cursor pagination for the lists ordered newest first (threads, summaries).
+
+DRF's ``CursorPagination`` trusts the cursor it decodes: a garbled one reads as page 1, a
+position that is not a timestamp fails in the query (a 500), a NUL in it fails in PostgreSQL
+(a 503). Here every cursor the server did not issue is a 400 ``invalid_cursor``.
+"""
+
+import base64
+import binascii
+from datetime import UTC
+from urllib.parse import parse_qs
+
+from django.conf import settings
+from django.utils.dateparse import parse_datetime
+from rest_framework.pagination import Cursor, CursorPagination
+from rest_framework.request import Request
+
+from convmem.errors import InvalidCursor
+from threads.serializers import page_size
+
+
+class NewestFirstPagination(CursorPagination):
+    """Newest first by ``created_at`` (ties broken by id); a bad ``limit`` or cursor is a 400."""
+
+    ordering = ("-created_at", "-id")
+    # DRF's default PAGE_SIZE is None, which would turn pagination off.
+    page_size = settings.CONVMEM_PAGE_SIZE
+    page_size_query_param = "limit"
+    max_page_size = settings.CONVMEM_MAX_PAGE_SIZE
+
+    def get_page_size(self, request: Request) -> int:
+        # DRF silently falls back to the default on a bad `limit`; answer 400 like the other lists.
+        return page_size(request.query_params.get(self.page_size_query_param))
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        encoded = request.query_params.get(self.cursor_query_param)
+        if not encoded:
+            return None
+        tokens = _cursor_tokens(encoded)
+        return Cursor(
+            offset=self._offset(tokens.get("o", "0")),
+            reverse=_reverse(tokens.get("r", "0")),
+            position=_position(tokens.get("p")),
+        )
+
+    def _offset(self, raw: str) -> int:
+        """Issued only to step over rows sharing a position; DRF caps it at offset_cutoff."""
+        if not raw.isascii() or not raw.isdigit() or int(raw) > self.offset_cutoff:
+            raise InvalidCursor()
+        return int(raw)
+
+
+def _cursor_tokens(encoded: str) -> dict[str, str]:
+    """The ``o``/``r``/``p`` fields of a DRF cursor (base64 of a query string), each at most
+    once; nothing else."""
+    try:
+        text = base64.b64decode(encoded.encode("ascii"), validate=True).decode("ascii")
+        fields = parse_qs(text, keep_blank_values=True, strict_parsing=True)
+    except (UnicodeError, binascii.Error, ValueError):
+        raise InvalidCursor() from None
+    if not fields.keys() <= {"o", "r", "p"} or any(len(v) != 1 for v in fields.values()):
+        raise InvalidCursor()
+    return {name: values[0] for name, values in fields.items()}
+
+
+def _reverse(raw: str) -> bool:
+    if raw not in ("0", "1"):
+        raise InvalidCursor()
+    return raw == "1"
+
+
+def _position(raw: str | None) -> str | None:
+    """The ``created_at`` the page starts after, as the server wrote it (an aware timestamp)."""
+    if raw is not None and not _is_aware_timestamp(raw):
+        raise InvalidCursor()
+    return raw
+
+
+def _is_aware_timestamp(raw: str) -> bool:
+    try:
+        moment = parse_datetime(raw)
+        # A timestamp at the edge of the calendar (year 1 at +05:00) overflows only once the
+        # query converts it to UTC, so convert it here.
+        return moment is not None and moment.tzinfo is not None and bool(moment.astimezone(UTC))
+    except (ValueError, OverflowError):
+        return False
