@@ -245,6 +245,52 @@ def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
     return views
 
 
+DROPPED_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """What the curator decided besides the items shown, readable: the memo's range, the
+    messages dropped and elided (the first ``DROPPED_SHOWN`` of each, with their roles), the
+    memo it asked for and how that memo stands now."""
+
+    memo_status: str
+    covered: dict[str, Any] | None
+    dropped: list[Message]
+    dropped_count: int
+    elided: list[Message]
+    requested: dict[str, Any] | None
+    requested_now: Summary | None
+
+    @property
+    def more_dropped(self) -> int:
+        return self.dropped_count - len(self.dropped)
+
+
+def _plan_view(assembly: AssemblyRecord) -> PlanView | None:
+    """Two queries whatever the plan's size; None for records from before plans were kept."""
+    plan = assembly.plan or {}
+    if not plan:
+        return None
+    dropped_ids = plan.get("dropped", [])
+    shown_ids = [*dropped_ids[:DROPPED_SHOWN], *plan.get("elided", [])[:DROPPED_SHOWN]]
+    messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
+        shown_ids, field_name="public_id"
+    )
+    requested = plan.get("memo_requested")
+    return PlanView(
+        memo_status=plan.get("memo_status", ""),
+        covered=plan.get("covered"),
+        dropped=[messages[i] for i in dropped_ids[:DROPPED_SHOWN] if i in messages],
+        dropped_count=len(dropped_ids),
+        elided=[messages[i] for i in plan.get("elided", [])[:DROPPED_SHOWN] if i in messages],
+        requested=requested,
+        requested_now=(
+            Summary.objects.filter(public_id=requested["summary_id"]).first() if requested else None
+        ),
+    )
+
+
 def assembly_view(
     model_admin: ModelAdmin, request: HttpRequest, assembly: AssemblyRecord
 ) -> HttpResponse:
@@ -260,6 +306,7 @@ def assembly_view(
         "title": f"Model input {assembly.public_id}",
         "assembly": assembly,
         "items": _item_views(assembly),
+        "plan": _plan_view(assembly),
         "bar": budget_bar(assembly.tokens or {}),
         "tokens": assembly.tokens or {},
         "budget": assembly.budget or {},

@@ -6,6 +6,8 @@ from django.urls import reverse
 from audit.admin_views import budget_bar
 from audit.models import AuditEvent
 from tests.admin.conftest import MemoThread
+from tests.compaction.helpers import grow, post_context
+from tests.conftest import make_thread
 
 
 def assembly_url(memo_thread: MemoThread) -> str:
@@ -54,3 +56,34 @@ def test_replay_checks_the_hash(support: Client, memo_thread: MemoThread):
     replay = response.context["replay"]
     assert replay.matches, replay.reason
     assert "Replay matches the recorded hash" in response.content.decode()
+
+
+def test_it_shows_what_the_curator_decided(support: Client, memo_thread: MemoThread):
+    response = support.get(assembly_url(memo_thread))
+
+    plan = response.context["plan"]
+    assert plan.memo_status == "ready"
+    assert plan.covered["count"] > 0
+    assert plan.dropped_count == 0
+    html = response.content.decode()
+    assert 'id="decisions"' in html
+    assert "read before the recent turns" in html
+
+
+def test_it_lists_dropped_messages_and_the_memo_asked_for(support: Client, acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 40)
+    r = post_context(acme.client, thread, window_tokens=600, reserve_tokens=100)
+    url = reverse("admin:audit_assemblyrecord_change", args=[r.data["assembly_id"]])
+
+    response = support.get(url)
+
+    plan = response.context["plan"]
+    assert plan.dropped_count == len(r.data["sections"]["dropped"]) > 0
+    assert [m.public_id for m in plan.dropped] == r.data["sections"]["dropped"][:50]
+    assert plan.requested["summary_id"] == r.data["pending_memo"]["summary_id"]
+    assert plan.requested_now.status == "pending"
+    html = response.content.decode()
+    assert r.data["sections"]["dropped"][0] in html
+    assert r.data["pending_memo"]["summary_id"] in html
+    assert "being written; not shown yet" in html
