@@ -1,6 +1,6 @@
 """Full-history exports of a thread or of a tenant's end user (``user_ref``), streamed.
 
-The format is ``convmem.export/1``, documented in ``docs/export-schema.md`` and described by the
+The format is ``convmem.export/2``, documented in ``docs/export-schema.md`` and described by the
 JSON Schema ``audit/export_schema.json``. Two encodings of the same records:
 
 - ``json``: one object ``{"schema", "generated_at", "subject", "threads": [...],
@@ -36,7 +36,7 @@ from convmem.models import Tenant
 from threads.models import Message, Role, Thread
 from threads.selectors import messages_with_refs
 
-SCHEMA = "convmem.export/1"
+SCHEMA = "convmem.export/2"
 FORMATS = {"json": "application/json", "jsonl": "application/x-ndjson"}
 EXPORT_PERMISSION = "audit.export_history"
 CHUNK_CHARS = 65_536
@@ -108,7 +108,9 @@ def _message(m: Message) -> Record:
 
 def _summaries(thread: Thread, batch: int) -> Iterator[Record]:
     """Summaries with their ranges as public message ids (stored ranges may hold row ids)."""
-    rows = Summary.objects.filter(thread=thread).select_related("first", "last", "base")
+    rows = Summary.objects.filter(thread=thread).select_related(
+        "first", "segment_first", "last", "base"
+    )
     page: list[Summary] = []
     for summary in _keyset(rows, batch):
         page.append(summary)
@@ -126,6 +128,7 @@ def _summary_page(page: list[Summary]) -> Iterator[Record]:
             "id": s.public_id,
             "first_id": s.first.public_id,
             "last_id": s.last.public_id,
+            "segment_first_id": s.segment_first.public_id,
             "covered_ids": [public.get(i, i) if isinstance(i, int) else i for i in s.covered_ids],
             "base_id": s.base.public_id if s.base else None,
             "chain_depth": s.chain_depth,
@@ -135,6 +138,8 @@ def _summary_page(page: list[Summary]) -> Iterator[Record]:
             "backend": s.backend,
             "model": s.model,
             "prompt_version": s.prompt_version,
+            "prompt_tokens": s.prompt_tokens,
+            "completion_tokens": s.completion_tokens,
             "fingerprint": s.fingerprint,
             "scores": s.scores,
             "created_at": s.created_at,
@@ -148,6 +153,7 @@ def _assembly(a: dict[str, Any]) -> Record:
         "leaf_id": a["leaf__public_id"],
         "assembler_version": a["assembler_version"],
         "items": a["items"],
+        "plan": a["plan"],
         "tokens": a["tokens"],
         "budget": a["budget"],
         "rendered_hash": a["rendered_hash"],
@@ -232,6 +238,7 @@ class Export:
             "tokens",
             "budget",
             "rendered_hash",
+            "plan",
             "rendered_purged_at",
             "created_at",
         )

@@ -78,7 +78,7 @@ class ThreadExportView(APIView):
 
     @extend_schema(
         operation_id="threads_export",
-        description="The thread's full history in the `convmem.export/1` format (see "
+        description="The thread's full history in the `convmem.export/2` format (see "
         "docs/export-schema.md): every message of every branch, summaries, assembly records, "
         "audit events, deletion requests with their proof. Streamed. Needs the `export` scope.",
         parameters=[FORMAT],
@@ -101,7 +101,7 @@ class UserExportView(APIView):
     @extend_schema(
         operation_id="exports_user",
         description="The full history of every thread of one end user (`user_ref`) of the "
-        "caller's tenant, in the `convmem.export/1` format. Streamed. Needs the `export` scope.",
+        "caller's tenant, in the `convmem.export/2` format. Streamed. Needs the `export` scope.",
         parameters=[
             OpenApiParameter("user_ref", {"type": "string", "minLength": 1}, required=True),
             FORMAT,

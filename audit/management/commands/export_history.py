@@ -14,7 +14,7 @@ OPERATOR = Actor.system("manage.py export_history")
 class Command(BaseCommand):
     help = (
         "Export the full history of a thread, or of every thread of a tenant's end user, in the "
-        "convmem.export/1 format (docs/export-schema.md). Writes to stdout unless --output."
+        "convmem.export/2 format (docs/export-schema.md). Writes to stdout unless --output."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
