@@ -23,16 +23,15 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
    aside; the recent turns take the longest suffix of units that fits the rest (never fewer
    than the last ``min_recent_turns`` turns, when those fit at all). In the slot goes the
    ready memo that ends latest (at the end of a unit) before the current unit and fits the
-   slot, or, when the path
+   room the recent turns left, or, when the path
    has no ready memo at all, the task statement (the conversation's first turn, if it is a
    user turn). A memo may reach into the recent turns: it then stands for what precedes
    them and overlaps the rest, so no history between the two is lost. Turns that neither the
    memo nor the recent turns show are dropped.
 
 Because the slot depends only on the budget and the policy, a bigger window never shows fewer
-original turns than a smaller one: the recent suffix only grows with the window, a memo that
-fits a small slot fits a bigger one, and the task statement only leaves the slot when a memo
-exists or it joins the recent turns.
+original turns than a smaller one: the recent suffix only grows with the window (whichever memo
+fits beside it), and the task statement only leaves the slot when it joins the recent turns.
 
 **Memos are requested ahead of need** (see ``curate`` for the rule) as rolling state: each
 request extends the newest ready memo on the path with the next segment of turns, at most
@@ -406,14 +405,15 @@ class _Layout:
         slot = memo_slot(self.available, self.policy)
         recent_start = self._recent_start(self.available - slot)
         left = self.available - self.cost_from(recent_start)
-        room = min(slot, left)
         placed = self.placed_memos(memos)
+        # Any room the recent turns left may hold the memo (one written for a roomier request
+        # may be bigger than this slot); the verbatim turns do not depend on which fits.
         memo = max(
-            (p for p in placed if p[0].tokens + self.policy.message_overhead <= room),
+            (p for p in placed if p[0].tokens + self.policy.message_overhead <= left),
             key=lambda p: (p[2], p[0].id),
             default=None,
         )
-        anchor = None if placed else self._anchor(recent_start, room)
+        anchor = None if placed else self._anchor(recent_start, min(slot, left))
         if memo is None:
             return self._plan(_Sections(None, 0, -1, anchor, recent_start, True))
         return self._plan(_Sections(memo[0], memo[1], memo[2], None, recent_start, True))

@@ -101,7 +101,7 @@ def test_a_memo_ending_before_the_recent_turns_leaves_a_gap_that_is_dropped() ->
     assert plan.request is not None  # history is being lost: the chain is extended
 
 
-def test_the_memo_ending_latest_that_fits_the_slot_is_chosen() -> None:
+def test_the_memo_ending_latest_that_fits_beside_the_recent_turns_is_chosen() -> None:
     path = conversation(*[100] * 10)
     too_big = memo(9, first_id=1, last_id=7, tokens=400)
     older = memo(8, first_id=1, last_id=4, tokens=100)
