@@ -180,6 +180,12 @@ CONVMEM_OPENAI_BASE_URL = env.str("CONVMEM_OPENAI_BASE_URL", default="http://127
 CONVMEM_OPENAI_MODEL = env.str("CONVMEM_OPENAI_MODEL", default="llama3.1")
 CONVMEM_OPENAI_API_KEY = env.str("CONVMEM_OPENAI_API_KEY", default="not-needed")
 CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
+# What each backend's model accepts in one call (input + output tokens); the memo writer keeps
+# its input within this minus the memo size.
+CONVMEM_OPENAI_CONTEXT_TOKENS = env.int("CONVMEM_OPENAI_CONTEXT_TOKENS", default=8192)
+CONVMEM_EMBEDDED_CONTEXT_TOKENS = env.int("CONVMEM_EMBEDDED_CONTEXT_TOKENS", default=16384)
+# The memo page warns when a memo's recall (of the facts mentioned last in its range) is below.
+CONVMEM_MEMO_LOW_RECALL = env.float("CONVMEM_MEMO_LOW_RECALL", default=0.2)
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).
