@@ -155,6 +155,11 @@ _PENDING_MESSAGES = 2
 _GENERIC_KINDS = frozenset({"order", "ticket", "claim", "subscription"})
 _WARRANTY_RE = re.compile(r"warranty\s+(?:case|ticket)\s*$", re.IGNORECASE)
 _REPLACEMENT_RE = re.compile(r"\breplacement\b|\bnew one\b|\bresen[dt]\b", re.IGNORECASE)
+_CARRIER_CONTEXT = re.compile(
+    r"\b(?:DHL|UPS|DPD|GLS|FedEx|PostNL|Royal Mail|USPS|courier|carrier|parcel|consignment|"
+    r"trace|tracing|investigat\w*|delivery)\b",
+    re.IGNORECASE,
+)
 _CHOICE_OR_REPLACEMENT = re.compile(
     r"\breplacement\b|\bnew one\b|\bresen[dt]\b|\brefund\b|\bmoney back\b", re.IGNORECASE
 )
@@ -480,7 +485,7 @@ class MemoReader:
         known = [self.state.case_for(value.value) for value, _ in ids]
         case = next((case for case in known if case is not None), None)
         if case is None:
-            case = self._new_case(ids)
+            case = self._new_case(ids, sentence)
         if case is None:
             case = self._unnamed_case(sentence, found, ids, role=role, lead=may_use_focus)
         if case is None:
@@ -550,11 +555,23 @@ class MemoReader:
         self.pending.append((sentence, found, role))
         self.pending_age = 0
 
-    def _new_case(self, ids: list[tuple[_Found, str]]) -> Case | None:
-        """A case for the first case identifier of the sentence."""
+    def _new_case(self, ids: list[tuple[_Found, str]], sentence: str) -> Case | None:
+        """A case for the first case identifier of the sentence; but a ticket raised with the
+        carrier while an order is in focus ("I opened ticket TCK-7731 with DHL") is that
+        order's."""
         for value, kind in ids:
-            if kind in CASE_KINDS:
-                return self._open_with_pending(value.value, kind)
+            if kind not in CASE_KINDS:
+                continue
+            focus = self._focus_case()
+            if (
+                kind == "ticket"
+                and not self.pending
+                and focus is not None
+                and focus.kind == "order"
+                and _CARRIER_CONTEXT.search(sentence)
+            ):
+                return focus
+            return self._open_with_pending(value.value, kind)
         return None
 
     def _open_with_pending(self, key: str, kind: str) -> Case:

@@ -18,8 +18,9 @@ A state memo reads like this (one line per case, its facts attached to it)::
 previous memo's state plus the new messages), ``render_memo`` writes it, and ``fit_memo``
 drops detail in a fixed order until the text fits: closed cases lose their facts first, then
 the change list shrinks, then the oldest closed cases go, then the open items, then the least
-important facts of open cases; only when nothing else is left does an open case go (the oldest
-first). Identifiers, amounts, dates and the status of open cases are the last to leave.
+important facts of open cases (notes and dates before amounts, amounts before identifiers);
+only when every open case is down to its id and status does an open case go, the oldest
+first.
 """
 
 from __future__ import annotations
@@ -412,7 +413,7 @@ def _shrink_steps(state: MemoState, layout: Layout) -> Iterator[Callable[[], boo
             for index, key in enumerate(layout.open_cases)
         ]
         shown, _, key = max(candidates, default=(0, 0, ""))
-        if shown <= 3:
+        if shown <= 0:
             return False
         layout.hidden_facts[key] = layout.hidden_facts.get(key, 0) + 1
         return True

@@ -165,6 +165,20 @@ def test_a_replacement_belongs_to_the_order_it_replaces() -> None:
     assert "1Z111BB20123456789" in order
 
 
+def test_a_ticket_raised_with_the_carrier_belongs_to_the_order_in_focus() -> None:
+    memo = _memo(
+        _sources(
+            ("user", "My order ORD-48213 is stuck in Leipzig."),
+            ("assistant", "I opened ticket TCK-7731 with DHL; they answer within 2 days."),
+            ("user", "My coffee grinder shows error E7, serial 4X7-99A-201."),
+            ("assistant", "I've logged ticket TCK-8800 for serial 4X7-99A-201."),
+        )
+    )
+
+    assert "ticket TCK-7731" in _line_with(memo, "ORD-48213")
+    assert _line_with(memo, "TCK-8800").startswith("- ticket TCK-8800 (open): serial 4X7-99A-201")
+
+
 def test_a_previous_memo_in_prose_is_read_like_messages() -> None:
     previous = "The customer paid $40 for order ORD-1 on 2024-05-01.\nNothing else happened."
 
