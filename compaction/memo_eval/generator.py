@@ -35,7 +35,8 @@ SPLITS: dict[str, tuple[tuple[str, int], ...]] = {
     + tuple(("dev2", seed) for seed in range(6, 11))
     + tuple(("dev3", seed) for seed in range(11, 16))
     + tuple(("dev4", seed) for seed in range(16, 21)),
-    "heldout": tuple(("heldout", seed) for seed in range(1001, 1011)),
+    "heldout": tuple(("heldout", seed) for seed in range(1001, 1011))
+    + tuple(("heldout2", seed) for seed in range(2001, 2011)),
 }
 CUSTOMER = "customer"
 # Words per message, drawn uniformly: about 340 tokens per turn on average.
@@ -866,7 +867,7 @@ def _values_of(planted: dict[str, PlantedFact]) -> dict[str, str]:
 
 
 def generate(*, seed: int, phrasing: str = "dev", turns: int = DEFAULT_TURNS) -> Conversation:
-    """The conversation of `seed` in `phrasing` ("dev" or "heldout"), `turns` messages long
+    """The conversation of `seed` in `phrasing` (a key of `PHRASINGS`), `turns` messages long
     (alternating user / assistant, the user first). Deterministic."""
     if phrasing not in PHRASINGS:
         raise ValueError(f"unknown phrasing {phrasing!r}; known: {', '.join(PHRASINGS)}")
@@ -877,5 +878,5 @@ def generate(*, seed: int, phrasing: str = "dev", turns: int = DEFAULT_TURNS) ->
 
 def split_conversations(split: str, *, turns: int = DEFAULT_TURNS) -> list[Conversation]:
     """The conversations of a split: "dev" (seeds 1-20 in the four dev phrasings) for tuning,
-    "heldout" (seeds 1001-1010 in the held-out phrasings) for reporting."""
+    "heldout" (seeds 1001-1010 and 2001-2010 in the two held-out phrasings) for reporting."""
     return [generate(seed=seed, phrasing=phrasing, turns=turns) for phrasing, seed in SPLITS[split]]

@@ -1,11 +1,12 @@
-"""What the people in the generated conversations say: two disjoint sets of phrasings.
+"""What the people in the generated conversations say: phrasings for tuning and for reporting.
 
-``PHRASINGS["dev"]`` … ``["dev4"]`` are for tuning summarizers;
-``PHRASINGS["heldout"]`` is only for reporting (``bench/memo_quality.py``, ``eval_memos --split
+``PHRASINGS["dev"]`` … ``["dev4"]`` are for tuning summarizers; ``PHRASINGS["heldout"]`` and
+``["heldout2"]`` are only for reporting (``bench/memo_quality.py``, ``eval_memos --split
 heldout``). All sets state the same events with the same slots, but in different words,
 sentence shapes and fact order, so a summarizer tuned to the dev wordings is measured on
-wording it has not seen. The held-out set has its own filler (small talk, long policy
-answers); the dev sets share theirs.
+wording it has not seen. The held-out sets have their own filler (small talk, long policy
+answers); the dev sets share theirs. "heldout2" was written after the embedded summarizer's
+reader was frozen.
 
 Slots in braces are filled by ``compaction.memo_eval.generator``: case slots (``{order}``,
 ``{total}``, ``{eta}`` …, whose first statement plants a fact) and flavour slots that plant
@@ -1062,6 +1063,207 @@ DEV4_EVENTS: Templates = {
     ],
 }
 
+# A second held-out set, written after the embedded summarizer was frozen (no tuning run has
+# used it): an agent who writes in shorthand and arrows, a customer who refers back loosely.
+HELDOUT2_EVENTS: Templates = {
+    "intro": [
+        "hiya, it's {name} here. acct no {customer_no}, mail {email}. got a few things to sort",
+        "{name} (customer no. {customer_no}) — please use {email} for anything written.",
+    ],
+    "intro_ack": [
+        "Hey {first} 👋 found you ({customer_no}). Fire away.",
+        "Hi {first}, account located. What's first?",
+    ],
+    "phone": [
+        "oh and my number changed, it's {phone} now",
+        "Best to ring {phone} if the driver is lost.",
+    ],
+    "phone_ack": [
+        "Updated → {phone}.",
+        "Got it, new number {phone} saved.",
+    ],
+    "order_problem": [
+        "the {product} I ordered ({order}) never came. ordered {ordered}, charged {total}",
+        "Still no sign of my {product} — ref {order}, bought on {ordered}, {total} taken from my "
+        "card.",
+    ],
+    "order_shipped": [
+        "Checked {order} → out with {carrier} (tracking {tracking}), due {eta}.",
+        "{carrier} has it. Tracking ref: {tracking}. They say {eta}.",
+    ],
+    "order_late": [
+        "tracking for {order} still says 'in depot' 😩",
+        "Day three of no updates on {order}.",
+    ],
+    "carrier_ticket": [
+        "Logged a trace with {carrier} for {order} → ref {ticket}.",
+        "I've chased {carrier}; their case ref is {ticket} (re {order}).",
+    ],
+    "order_ping": [
+        "{order} any news?",
+        "hey, anything on {order}?",
+    ],
+    "eta_update": [
+        "{order}: {carrier} found it at the hub → now due {eta2}.",
+        "Good-ish news: {carrier} located {order}; new ETA {eta2}.",
+    ],
+    "order_arrived": [
+        "{order} showed up finally 🙌",
+        "it arrived! {order} sorted",
+    ],
+    "order_closed": [
+        "Brilliant → {order} done, {ticket} closed ✅",
+        "Lovely, closing {ticket} and {order}.",
+    ],
+    "order_lost": [
+        "{carrier} have given up: {order} is lost 😞 → refund ({total}) or a new one?",
+        "Bad news on {order}: confirmed lost by {carrier}. Your call: money back or replacement?",
+    ],
+    "choose_refund": [
+        "money back pls",
+        "Refund it, thanks.",
+    ],
+    "order_refunded": [
+        "Refund done ✅ {refund} back to your card for {order} (ref {refund_ref}, {refunded_on}).",
+        "{order}: refunded {refund} on {refunded_on} → ref {refund_ref}.",
+    ],
+    "choose_replacement": [
+        "new one pls, I still need it",
+        "Replacement would be great.",
+    ],
+    "replacement_shipped": [
+        "Replacement on its way → {new_order}, {carrier} tracking {new_tracking}, due {new_eta}.",
+        "Sent a new one under {new_order} ({carrier} ref {new_tracking}), ETA {new_eta}.",
+    ],
+    "replacement_arrived": [
+        "the new one came ({new_order}) 👍",
+        "Replacement {new_order} delivered, thanks.",
+    ],
+    "replacement_closed": [
+        "Great → {order} + {new_order} closed ✅",
+        "Closing out {order} and {new_order}.",
+    ],
+    "return_request": [
+        "can I send the {product} back? {order}, paid {paid}, came on {bought}",
+        "Return please: {order} ({product}), {paid}, received {bought}.",
+    ],
+    "return_authorised": [
+        "Return OK'd → {rma}. You'll get {refund} once it's back with us.",
+        "RMA {rma} issued for {order}; {refund} will be refunded after checks.",
+    ],
+    "return_sent": [
+        "posted it back today",
+        "Return's in the post.",
+    ],
+    "return_refunded": [
+        "{rma} received ✅ → {refund} refunded for {order} on {refunded_on}, ref {refund_ref}.",
+        "Refunded: {refund} / {order} / {refunded_on} / ref {refund_ref}.",
+    ],
+    "return_ping": [
+        "did {rma} arrive?",
+        "Any update on the return of {order}?",
+    ],
+    "device_problem": [
+        "my {product} is throwing {error} again, serial {serial}",
+        "{product} dead. Error {error}. S/N {serial}.",
+    ],
+    "ticket_opened": [
+        "Opened {ticket} for the {product} (S/N {serial}).",
+        "Ticket {ticket} raised → device {serial}.",
+    ],
+    "ticket_ping": [
+        "{ticket} any progress?",
+        "still broken, {ticket}",
+    ],
+    "visit_booked": [
+        "{ticket} → engineer visit booked for {visit}, ref {booking}.",
+        "Escalated {ticket}; tech comes {visit} (booking {booking}).",
+    ],
+    "visit_done": [
+        "engineer fixed it 👍",
+        "All working after the visit.",
+    ],
+    "ticket_resolved": [
+        "Closing {ticket} ✅",
+        "{ticket} resolved.",
+    ],
+    "invoice_wrong": [
+        "{invoice} says {billed}?? my plan's {correct}",
+        "Overcharged on {invoice}: {billed} vs {correct}.",
+    ],
+    "invoice_review": [
+        "Flagged {invoice} to billing.",
+        "Billing are looking at {invoice}.",
+    ],
+    "invoice_corrected": [
+        "{invoice} fixed → credit note {credit_note} for {credit}, pay by {due}.",
+        "Credit {credit_note} ({credit}) applied to {invoice}; new due date {due}.",
+    ],
+    "invoice_ping": [
+        "{invoice} sorted yet?",
+        "Any word on {invoice}?",
+    ],
+    "invoice_paid": [
+        "paid {invoice} 👍",
+        "{invoice} paid today.",
+    ],
+    "invoice_closed": [
+        "{invoice} → paid, all square ✅",
+        "Thanks, {invoice} is settled.",
+    ],
+    "claim_open": [
+        "my {product} broke, bought {bought} for {price}, serial {serial}. still under warranty?",
+        "Warranty: {product} / S/N {serial} / bought {bought} / {price}. It's stopped working.",
+    ],
+    "claim_registered": [
+        "Warranty claim {claim} logged for S/N {serial}.",
+        "Claim ref {claim} opened ({product}, S/N {serial}).",
+    ],
+    "claim_ping": [
+        "{claim} news?",
+        "how's {claim} going?",
+    ],
+    "claim_parts": [
+        "{claim}: needs a part → ETA {parts_eta}.",
+        "Part ordered for {claim}, expected {parts_eta}.",
+    ],
+    "claim_parts_delay": [
+        "{claim}: part slipped → {parts_eta2} now.",
+        "Supplier delay on {claim}; part now {parts_eta2}.",
+    ],
+    "claim_repair": [
+        "{claim}: repair booked for {repair} ✅",
+        "Repair for {claim} set for {repair}.",
+    ],
+    "claim_nothing_new": [
+        "{claim}: nothing new yet.",
+        "No change on {claim}, sorry.",
+    ],
+    "plan_change": [
+        "can you put me on {plan}?",
+        "Switch me to {plan} please.",
+    ],
+    "plan_changed": [
+        "Done → {subscription} on {plan}, {price}/mo from {starts}.",
+        "{subscription} switched to {plan} ({price} a month) starting {starts}.",
+    ],
+}
+
+HELDOUT2_SMALL_TALK: list[str] = [
+    "thx!",
+    "ok cool",
+    "sorry, was on a call",
+    "haha fair",
+    "brb, door",
+    "right, makes sense",
+    "is the shop open on bank holidays btw?",
+    "my sister bought the same lamp, loves it",
+    "ugh, Mondays",
+    "k, will wait",
+]
+
+HELDOUT2_ACKS: list[str] = ["Sure!", "On it.", "Yep.", "No problem.", "Hmm, let me look."]
+
 DEV_SMALL_TALK: list[str] = [
     "Thanks, that's helpful. Sorry, the dog is barking at the postman again.",
     "Okay. It's been one of those weeks, honestly, nothing seems to go right.",
@@ -1332,5 +1534,8 @@ PHRASINGS: dict[str, Phrasing] = {
     "dev4": Phrasing(DEV4_EVENTS, DEV_SMALL_TALK, DEV_PARAGRAPHS, DEV_ACKS, DEV_RANTS),
     "heldout": Phrasing(
         HELDOUT_EVENTS, HELDOUT_SMALL_TALK, HELDOUT_PARAGRAPHS, HELDOUT_ACKS, HELDOUT_RANTS
+    ),
+    "heldout2": Phrasing(
+        HELDOUT2_EVENTS, HELDOUT2_SMALL_TALK, HELDOUT_PARAGRAPHS, HELDOUT2_ACKS, HELDOUT_RANTS
     ),
 }

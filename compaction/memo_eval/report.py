@@ -68,6 +68,19 @@ class SplitReport:
         return sum(run.calls for run in self.runs)
 
 
+def merged(reports: Sequence[SplitReport]) -> SplitReport:
+    """One report of several splits' runs (same backend and loop), pooled as one split."""
+    first = reports[0]
+    return SplitReport(
+        backend=first.backend,
+        model=first.model,
+        prompt_version=first.prompt_version,
+        loop=first.loop,
+        runs=[run for report in reports for run in report.runs],
+        failures=[failure for report in reports for failure in report.failures],
+    )
+
+
 def _pooled(ratios: Sequence[Ratio]) -> Ratio:
     return Ratio(sum(r.hit for r in ratios), sum(r.total for r in ratios))
 

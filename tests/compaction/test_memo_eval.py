@@ -22,7 +22,7 @@ from compaction.memo_eval.generator import (
     generate,
     split_conversations,
 )
-from compaction.memo_eval.report import evaluate_split, format_report, goal_met
+from compaction.memo_eval.report import evaluate_split, format_report, goal_met, merged
 from compaction.memo_eval.simulate import LoopSettings, message_ids, run_conversation, segments
 from compaction.tokens import count_tokens
 
@@ -249,3 +249,17 @@ def test_a_split_report_prints_its_checkpoints_and_the_goal() -> None:
     assert lines[2].split()[0] == "200"
     assert lines[-1].endswith("NOT met")
     assert not goal_met(report)
+
+
+def test_reports_of_several_splits_pool_into_one() -> None:
+    loop = LoopSettings(checkpoints=(100,))
+    parts = [
+        evaluate_split(_RecentOnly(), [generate(seed=seed, phrasing="dev", turns=100)], loop)
+        for seed in (1, 2)
+    ]
+
+    pooled = merged(parts)
+
+    (point,) = pooled.checkpoints()
+    assert point.conversations == 2
+    assert point.open_facts.total == sum(p.final().open_facts.total for p in parts)
