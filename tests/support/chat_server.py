@@ -95,6 +95,11 @@ class ChatServer:
         with self._lock:
             return list(self._requests)
 
+    def clear_requests(self) -> None:
+        """Forget the requests received so far (a server shared by several tests)."""
+        with self._lock:
+            self._requests.clear()
+
     def configure(
         self,
         *,
