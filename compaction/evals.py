@@ -149,6 +149,9 @@ _SENTENCE_ENDS = ".!?:;\n-*•>"
 _NOT_NAMES = {"Ok", "Okay", "Hi", "Hello", "Hey", "Thanks", "Please", "Yes", "No"}
 
 
+Located = tuple[int, int, Fact]  # start, end (in the text) and the fact stated there
+
+
 def extract_facts(text: str) -> set[Fact]:
     """Return the checkable facts in `text`, normalised.
 
@@ -156,18 +159,26 @@ def extract_facts(text: str) -> set[Fact]:
     "name", "quote". A span claimed by a more specific kind (e.g. the digits of "ORD-12345" or
     of "$40") is not counted again as a number. Pure and deterministic.
     """
-    facts = {Fact("quote", _normalise_quote(match)) for match in _iter_quotes(text)}
+    return {fact for _, _, fact in located_facts(text)}
+
+
+def located_facts(text: str) -> list[Located]:
+    """The facts of `text` with where each is written (what the admin highlights), in the
+    order they were found. Quotes may overlap the facts inside them; nothing else overlaps."""
+    located: list[Located] = [
+        (match.start(), match.end(), Fact("quote", _normalise_quote(quoted)))
+        for match, quoted in _iter_quotes(text)
+    ]
     remaining = text
     for extractor in _EXTRACTORS:
         found, remaining = extractor(remaining)
-        facts |= found
-    facts |= _extract_names(remaining)
-    return facts
+        located += found
+    return located + _extract_names(remaining)
 
 
-def _iter_quotes(text: str) -> Iterator[str]:
+def _iter_quotes(text: str) -> Iterator[tuple[re.Match[str], str]]:
     for match in _QUOTED_RE.finditer(text):
-        yield match.group(1) or match.group(2)
+        yield match, match.group(1) or match.group(2)
 
 
 def _normalise_quote(quoted: str) -> str:
@@ -176,18 +187,21 @@ def _normalise_quote(quoted: str) -> str:
 
 def _masking(
     patterns: Sequence[re.Pattern[str]], normalise: Callable[[re.Match[str]], Fact | None]
-) -> Callable[[str], tuple[set[Fact], str]]:
-    """Build an extractor: find `patterns` in order, normalise each match, blank it out."""
+) -> Callable[[str], tuple[list[Located], str]]:
+    """Build an extractor: find `patterns` in order, normalise each match, blank it out.
 
-    def extract(text: str) -> tuple[set[Fact], str]:
-        found: set[Fact] = set()
+    Blanking keeps every character's position, so the spans are positions in the original.
+    """
+
+    def extract(text: str) -> tuple[list[Located], str]:
+        found: list[Located] = []
         for pattern in patterns:
 
             def replace(match: re.Match[str]) -> str:
                 fact = normalise(match)
                 if fact is None:
                     return match.group(0)
-                found.add(fact)
+                found.append((match.start(), match.end(), fact))
                 # Keep a separator so the words either side do not join into a false name.
                 return " " * len(match.group(0))
 
@@ -317,17 +331,21 @@ _EXTRACTORS = (
 )
 
 
-def _extract_names(text: str) -> set[Fact]:
-    names: set[Fact] = set()
+def _extract_names(text: str) -> list[Located]:
+    names: list[Located] = []
     for match in _NAME_RE.finditer(text):
         # A run after a title ("Dr. Okafor") is a name wherever it stands.
         ambiguous_start = match.group("title") is None and _at_sentence_start(text, match.start())
-        for run, starts_run in _split_common_words(match.group("name").split()):
+        words = list(re.finditer(r"\S+", match.group("name")))
+        offset = match.start("name")
+        for first, last, starts_run in _split_common_words([word.group(0) for word in words]):
             # A single capitalised word opening a sentence ("Maria said", "Sure thing") may be
             # an ordinary word; only a multiword run ("Maria Lopez said") is trusted there.
-            if ambiguous_start and starts_run and len(run) < 2:
+            if ambiguous_start and starts_run and last == first:
                 continue
-            names.add(Fact("name", " ".join(run)))
+            run = " ".join(word.group(0) for word in words[first : last + 1])
+            start, end = offset + words[first].start(), offset + words[last].end()
+            names.append((start, end, Fact("name", run)))
     return names
 
 
@@ -339,22 +357,18 @@ def _at_sentence_start(text: str, position: int) -> bool:
     return index < 0 or text[index] in _SENTENCE_ENDS
 
 
-def _split_common_words(words: list[str]) -> Iterator[tuple[list[str], bool]]:
+def _split_common_words(words: list[str]) -> Iterator[tuple[int, int, bool]]:
     """Split a run of capitalised words at words that are not names ("Thanks", "Monday").
 
-    Yields each remaining run and whether it begins the original run.
+    Yields each remaining run as (index of its first word, index of its last word, whether it
+    begins the original run).
     """
-    run: list[str] = []
     run_start = 0
-    for index, word in enumerate(words):
+    for index, word in enumerate([*words, "Thanks"]):  # a last common word ends the last run
         if _is_common(word):
-            if run:
-                yield run, run_start == 0
-            run, run_start = [], index + 1
-        else:
-            run.append(word)
-    if run:
-        yield run, run_start == 0
+            if index > run_start:
+                yield run_start, index - 1, run_start == 0
+            run_start = index + 1
 
 
 def _is_common(word: str) -> bool:

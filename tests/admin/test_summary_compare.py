@@ -1,6 +1,7 @@
 """The summary page: the memo beside its originals, facts highlighted in both, scores, and the
 regenerate / mark-stale actions (queued and invalidated through compaction's services)."""
 
+import html
 import re
 
 import pytest
@@ -10,6 +11,7 @@ from django.urls import reverse
 
 from audit.models import AuditEvent
 from compaction import admin_views
+from compaction.fact_labels import fact_label
 from compaction.models import Summary
 from tests.admin.conftest import MemoThread, client_for, staff_user
 
@@ -182,8 +184,13 @@ def test_older_scores_show_one_gauge(support: Client, memo_thread: MemoThread, s
 
 
 def test_highlights_name_each_fact_in_words(support: Client, memo_thread: MemoThread):
-    html = support.get(compare_url(memo_thread.summary)).content.decode()
+    page = support.get(compare_url(memo_thread.summary)).content.decode()
 
-    titles = re.findall(r'<mark class="cm-fact[^"]*" data-fact="[^"]*" title="([^"]*)"', html)
-    assert "Ticket id: TCK-7731 \u2014 kept by the memo" in titles
-    assert any(title.startswith("Amount: EUR 649") for title in titles)
+    highlights = re.findall(
+        r'<mark class="cm-fact cm-fact-(\w+)" data-fact="([^"]*)" title="([^"]*)"', page
+    )
+    assert {kind for kind, _, _ in highlights} >= {"found", "missing"}
+    for kind, fact, title in highlights:
+        fact, title = html.unescape(fact), html.unescape(title)
+        assert title == f"{fact_label(fact)} \u2014 {admin_views._CLASS_WORDS[kind]}"
+    assert any(title.startswith("Order number: ORD-48213") for _, _, title in highlights)

@@ -1,5 +1,6 @@
 import json
 from io import StringIO
+from itertools import pairwise
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -8,9 +9,11 @@ from compaction.evals import (
     Fact,
     extract_facts,
     fact_is_supported,
+    located_facts,
     score_memo,
     score_memo_over_range,
 )
+from compaction.fact_spans import fact_spans
 
 
 @pytest.mark.parametrize(
@@ -231,3 +234,28 @@ def test_eval_memos_command_prints_checkpoints_and_the_goal_line() -> None:
 def test_eval_memos_command_refuses_bad_sizes() -> None:
     with pytest.raises(CommandError, match="positive"):
         call_command("eval_memos", "--seed", "1", "--memo-tokens", "0", stdout=StringIO())
+
+
+def test_facts_are_located_where_they_are_written() -> None:
+    text = 'Maria Lopez said "ships soon"; tracking JD01 5523 5435 2199 7787, refund 615,09 €.'
+
+    located = {text[start:end]: fact for start, end, fact in located_facts(text)}
+
+    assert located["JD01 5523 5435 2199 7787"] == Fact("id", "JD01 5523 5435 2199 7787")
+    assert located["615,09 €"] == Fact("money", "EUR 615.09")
+    assert located["Maria Lopez"] == Fact("name", "Maria Lopez")
+    assert located['"ships soon"'] == Fact("quote", "ships soon")
+    assert {fact for _, _, fact in located_facts(text)} == extract_facts(text)
+
+
+def test_fact_spans_highlight_a_multi_part_id_whole_and_never_overlap() -> None:
+    text = 'Tracking JD01 5523 5435 2199 7787: "refund $40 to ORD-1" said Dr. Okafor.'
+
+    spans = fact_spans(text)
+
+    assert [text[span.start : span.end] for span in spans] == [
+        "JD01 5523 5435 2199 7787",
+        '"refund $40 to ORD-1"',
+        "Okafor",
+    ]
+    assert all(a.end <= b.start for a, b in pairwise(spans))
