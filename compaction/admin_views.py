@@ -2,14 +2,18 @@
 
 The checkable facts (``compaction.evals``) are highlighted in both: in the originals, facts the
 memo kept and facts it lost; in the memo, facts it kept and facts no original supports. The
-classification is the summary's stored scores (computed over the whole range when the memo was
-written); the originals are shown a page at a time. Regenerating queues the memo writer (never
-runs it inline); marking stale goes through compaction's invalidation service.
+classification is the summary's stored scores (computed when the memo was written; the lists
+in them are capped, so on a long range only some facts are classified); the originals are shown
+a page at a time. Recall is shown as gauges, with a warning when it is below
+``CONVMEM_MEMO_LOW_RECALL``, and facts are named in words ("Amount: EUR 615.09"). Regenerating
+queues the memo writer (never runs it inline); marking stale goes through compaction's
+invalidation service.
 """
 
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
@@ -24,6 +28,7 @@ from django.utils.safestring import SafeString
 from audit.events import Actor
 from audit.services import thread_view_record
 from compaction import services
+from compaction.fact_labels import fact_label
 from compaction.fact_spans import fact_spans
 from compaction.models import Summary
 from convmem.admin_permissions import permission_needed
@@ -31,6 +36,12 @@ from threads.models import Message
 
 ORIGINALS_PAGE = 20
 ACT_PERMISSION = "compaction.change_summary"
+DEFAULT_LOW_RECALL = 0.2
+_CLASS_WORDS = {
+    "found": "kept by the memo",
+    "missing": "missing from the memo",
+    "unsupported": "in the memo, in no original",
+}
 
 
 def highlighted(text: str, classes: dict[str, str]) -> SafeString:
@@ -48,9 +59,11 @@ def highlighted(text: str, classes: dict[str, str]) -> SafeString:
         parts.append(text[position : span.start])
         parts.append(
             format_html(
-                '<mark class="cm-fact cm-fact-{}" title="{}">{}</mark>',
+                '<mark class="cm-fact cm-fact-{}" data-fact="{}" title="{} \u2014 {}">{}</mark>',
                 kind,
-                kind,
+                span.fact,
+                fact_label(str(span.fact)),
+                _CLASS_WORDS.get(kind, kind),
                 text[span.start : span.end],
             )
         )
@@ -61,9 +74,30 @@ def highlighted(text: str, classes: dict[str, str]) -> SafeString:
 
 @dataclass(frozen=True)
 class FactClasses:
+    """The stored classification; the counts are the full sizes (the lists may be capped)."""
+
     found: list[str]
     missing: list[str]
     unsupported: list[str]
+    found_count: int
+    missing_count: int
+    unsupported_count: int
+
+    @property
+    def missing_capped(self) -> bool:
+        return self.missing_count > len(self.missing)
+
+    def labelled(self, facts: list[str]) -> list[tuple[str, str]]:
+        """(fact, words for it) pairs, for badges."""
+        return [(fact, fact_label(fact)) for fact in facts]
+
+    @property
+    def missing_labelled(self) -> list[tuple[str, str]]:
+        return self.labelled(self.missing)
+
+    @property
+    def unsupported_labelled(self) -> list[tuple[str, str]]:
+        return self.labelled(self.unsupported)
 
     def for_originals(self) -> dict[str, str]:
         return {**{f: "found" for f in self.found}, **{f: "missing" for f in self.missing}}
@@ -83,11 +117,63 @@ def _fact_classes(summary: Summary) -> FactClasses:
     """The classification the memo writer stored with the scores (computed over everything
     the memo was written from, not just the page of originals on screen)."""
     scores = summary.scores or {}
+    found, missing = scores.get("found", []), scores.get("missing", [])
+    unsupported = scores.get("unsupported", [])
     return FactClasses(
-        found=scores.get("found", []),
-        missing=scores.get("missing", []),
-        unsupported=scores.get("unsupported", []),
+        found=found,
+        missing=missing,
+        unsupported=unsupported,
+        found_count=scores.get("found_count", len(found)),
+        missing_count=scores.get("missing_count", len(missing)),
+        unsupported_count=scores.get("unsupported_count", len(unsupported)),
     )
+
+
+@dataclass(frozen=True)
+class RecallGauge:
+    """One recall figure of the stored scores, for a ``<meter>``."""
+
+    key: str
+    label: str
+    value: float
+    detail: str
+
+    @property
+    def percent(self) -> int:
+        return round(self.value * 100)
+
+
+def recall_gauges(scores: dict[str, Any] | None) -> list[RecallGauge]:
+    """The recall gauges of a memo's stored scores, the one warned about first.
+
+    Scores over the whole covered range (``score_memo_over_range``) give two: the key facts
+    mentioned last (open matters come up again, so these matter most) and all key facts of the
+    range (most of which a memo of a long range drops on purpose). Older scores give one.
+    """
+    if not scores or "fact_recall" not in scores:
+        return []
+    if "recent_fact_recall" not in scores:
+        return [RecallGauge("recall", "Fact recall", scores["fact_recall"], "")]
+    found, missing = scores.get("found_count", 0), scores.get("missing_count", 0)
+    messages = scores.get("messages", 0)
+    return [
+        RecallGauge(
+            "recent",
+            "Facts mentioned last",
+            scores["recent_fact_recall"],
+            "key facts of the last quarter of the range",
+        ),
+        RecallGauge(
+            "range",
+            "All facts of the range",
+            scores["fact_recall"],
+            f"{found} of {found + missing} key facts in {messages} messages",
+        ),
+    ]
+
+
+def low_recall_threshold() -> float:
+    return float(getattr(settings, "CONVMEM_MEMO_LOW_RECALL", DEFAULT_LOW_RECALL))
 
 
 def summary_compare_view(
@@ -105,6 +191,8 @@ def summary_compare_view(
     thread_view_record(
         user=request.user, thread=summary.thread, what=f"summary {summary.public_id}"
     )
+    gauges = recall_gauges(summary.scores)
+    threshold = low_recall_threshold()
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
@@ -115,6 +203,9 @@ def summary_compare_view(
         "page": page,
         "scores": summary.scores,
         "classes": classes,
+        "gauges": gauges,
+        "low_recall": bool(gauges) and gauges[0].value < threshold,
+        "low_recall_threshold": threshold,
         "can_act": request.user.has_perm(ACT_PERMISSION),
         "thread_url": reverse("admin:threads_thread_change", args=[summary.thread.public_id])
         + f"?leaf={summary.last.public_id}",

@@ -1,12 +1,18 @@
-"""Memo faithfulness evals: checkable facts, memo scores and the synthetic eval dataset.
+"""Memo faithfulness scores without ground truth: checkable facts, and how many a memo kept.
 
 A memo is judged by the *checkable* facts it carries: numbers, money amounts, dates, times,
-order/ticket ids, emails, URLs, proper names and quoted strings. `extract_facts` finds them in
-any text and normalises them so that "$1,249.00" in a message and "$1249" in a memo are the same
-fact. `score_memo` then measures how many facts of the originals the memo kept (recall), how many
-facts the memo states that no original supports (unsupported rate) and how much smaller it is
-(compression). The embedded summarizer optimises exactly these facts, so the scores of other
-backends are comparable with it.
+identifiers (order and ticket ids, tracking numbers, ids written in several pieces such as
+"JD01 5523 5435 2199"), emails, phone numbers, URLs, proper names and quoted strings.
+`extract_facts` finds them in any text and normalises them so that "$1,249.00" in a message and
+"$1249" in a memo are the same fact. `score_memo_over_range` measures, over the whole range a
+memo stands for (read as a stream, in bounded memory), how many of the range's key facts the
+memo kept (recall; also for the facts mentioned last, which are the likeliest to still matter),
+how many facts the memo states that no original supports (unsupported rate) and how much
+smaller it is (compression). `score_memo` does the same for a list of texts in memory.
+
+No summarizer uses this extractor to choose what to keep (the embedded one has its own reader),
+so these scores measure a memo rather than echo its author. They need no ground truth, which is
+why they are stored with every memo; `compaction.memo_eval` is the evaluation with ground truth.
 
 The extractor is heuristic and deliberately conservative about names: a capitalised word at the
 start of a sentence is only taken as a name when the name continues ("Maria Lopez said"), and a
@@ -15,18 +21,13 @@ name found in one text counts as present in another that mentions it anywhere.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, NamedTuple
 
-from compaction.backends.base import BackendError, MemoDraft, MemoSource, SummarizerBackend
 from compaction.tokens import count_tokens
-
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "memo_eval"
 
 
 class Fact(NamedTuple):
@@ -77,8 +78,12 @@ _CURRENCY_WORDS = {
     "euro": "EUR",
     "gbp": "GBP",
     "pounds": "GBP",
+    "chf": "CHF",
+    **_CURRENCY_SYMBOLS,
 }
-_AMOUNT = r"(?P<amount>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+# 1,249.50 or 1'249.50 (and 1249.5); 1.249,50 or 615,09 for the European way of writing it.
+_AMOUNT = r"(?P<amount>\d{1,3}(?:[,']\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_EU_AMOUNT = r"(?P<eu>\d{1,3}(?:[.']\d{3})*,\d{2})"
 _SCALE = r"(?:\s?(?P<scale>k|K|m|M|million|bn|billion)\b)?"
 _SCALES = {"k": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 10**9, "billion": 10**9}
 _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
@@ -87,15 +92,31 @@ _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
 _URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)\]}]", re.IGNORECASE)
 _EMAIL_RE = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
 _ID_RE = re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)+\b|(?<![\w#])#\d{2,}\b")
+_PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ -]?\d{2,5}){2,4}\b")
+# Identifiers without a letter prefix and hyphen, found after amounts and dates are masked:
+# letters and digits run together ("1Z999AA10123456784", "CLM6538879"), long digit strings
+# (tracking numbers), and ids in several pieces ("JD01 5523 5435 2199", "CU 0899 5727",
+# "403-5652257-5185400", "INV 123456").
+_LOOSE_ID_RES = (
+    re.compile(
+        r"(?<![\w+.,/-])(?:[A-Z]{1,4}|[A-Z0-9]*\d[A-Z0-9]*)(?:[ -][A-Z0-9]*\d[A-Z0-9]*){2,}"
+        r"(?![\w/-]|[.,]\w)"
+    ),
+    re.compile(r"(?<![\w+.,/-])[A-Z]{2,4}[ -]\d{5,}(?![\w/-]|[.,]\w)"),
+    re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6,}\b"),
+    re.compile(r"(?<![\w+.,])\d{10,}(?![\w/-]|[.,]\w)"),
+)
 # Dotted version numbers and addresses (5.2.1, 10.0.0.1); otherwise "5.2" would be a number.
 _VERSION_RE = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){2,}\b")
+_CODE = r"(?P<code>USD|EUR|GBP|CHF)"
+_WORD_AFTER = r"\s?(?P<word>[$€£]|USD|EUR|GBP|CHF|dollars?|euros?|pounds)(?!\w)"
 _MONEY_RES = (
+    re.compile(r"(?P<symbol>[$€£])\s?" + _EU_AMOUNT + r"(?!\d)"),
     re.compile(r"(?P<symbol>[$€£])\s?" + _AMOUNT + _SCALE),
-    re.compile(r"\b(?P<code>USD|EUR|GBP)\s?" + _AMOUNT + _SCALE),
-    re.compile(
-        r"(?<![\w.])" + _AMOUNT + _SCALE + r"\s?(?P<word>USD|EUR|GBP|dollars?|euros?|pounds)\b",
-        re.IGNORECASE,
-    ),
+    re.compile(r"\b" + _CODE + r"\s?" + _EU_AMOUNT + r"(?!\d)"),
+    re.compile(r"\b" + _CODE + r"\s?" + _AMOUNT + _SCALE),
+    re.compile(r"(?<![\w.,'])" + _EU_AMOUNT + _WORD_AFTER, re.IGNORECASE),
+    re.compile(r"(?<![\w.])" + _AMOUNT + _SCALE + _WORD_AFTER, re.IGNORECASE),
 )
 _DATE_RES = (
     re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b"),
@@ -128,25 +149,36 @@ _SENTENCE_ENDS = ".!?:;\n-*•>"
 _NOT_NAMES = {"Ok", "Okay", "Hi", "Hello", "Hey", "Thanks", "Please", "Yes", "No"}
 
 
+Located = tuple[int, int, Fact]  # start, end (in the text) and the fact stated there
+
+
 def extract_facts(text: str) -> set[Fact]:
     """Return the checkable facts in `text`, normalised.
 
-    Kinds: "url", "email", "id", "version", "money", "date", "time", "number", "name",
-    "quote". A span claimed by a more specific kind (e.g. the digits of "ORD-12345" or of
-    "$40") is not counted again as a number. Pure and deterministic.
+    Kinds: "url", "email", "phone", "id", "version", "money", "date", "time", "number",
+    "name", "quote". A span claimed by a more specific kind (e.g. the digits of "ORD-12345" or
+    of "$40") is not counted again as a number. Pure and deterministic.
     """
-    facts = {Fact("quote", _normalise_quote(match)) for match in _iter_quotes(text)}
+    return {fact for _, _, fact in located_facts(text)}
+
+
+def located_facts(text: str) -> list[Located]:
+    """The facts of `text` with where each is written (what the admin highlights), in the
+    order they were found. Quotes may overlap the facts inside them; nothing else overlaps."""
+    located: list[Located] = [
+        (match.start(), match.end(), Fact("quote", _normalise_quote(quoted)))
+        for match, quoted in _iter_quotes(text)
+    ]
     remaining = text
     for extractor in _EXTRACTORS:
         found, remaining = extractor(remaining)
-        facts |= found
-    facts |= _extract_names(remaining)
-    return facts
+        located += found
+    return located + _extract_names(remaining)
 
 
-def _iter_quotes(text: str) -> Iterator[str]:
+def _iter_quotes(text: str) -> Iterator[tuple[re.Match[str], str]]:
     for match in _QUOTED_RE.finditer(text):
-        yield match.group(1) or match.group(2)
+        yield match, match.group(1) or match.group(2)
 
 
 def _normalise_quote(quoted: str) -> str:
@@ -155,18 +187,21 @@ def _normalise_quote(quoted: str) -> str:
 
 def _masking(
     patterns: Sequence[re.Pattern[str]], normalise: Callable[[re.Match[str]], Fact | None]
-) -> Callable[[str], tuple[set[Fact], str]]:
-    """Build an extractor: find `patterns` in order, normalise each match, blank it out."""
+) -> Callable[[str], tuple[list[Located], str]]:
+    """Build an extractor: find `patterns` in order, normalise each match, blank it out.
 
-    def extract(text: str) -> tuple[set[Fact], str]:
-        found: set[Fact] = set()
+    Blanking keeps every character's position, so the spans are positions in the original.
+    """
+
+    def extract(text: str) -> tuple[list[Located], str]:
+        found: list[Located] = []
         for pattern in patterns:
 
             def replace(match: re.Match[str]) -> str:
                 fact = normalise(match)
                 if fact is None:
                     return match.group(0)
-                found.add(fact)
+                found.append((match.start(), match.end(), fact))
                 # Keep a separator so the words either side do not join into a false name.
                 return " " * len(match.group(0))
 
@@ -190,10 +225,25 @@ def _email_fact(match: re.Match[str]) -> Fact:
 
 
 def _id_fact(match: re.Match[str]) -> Fact | None:
-    value = match.group(0).upper()
+    value = " ".join(match.group(0).upper().split())
     if not any(char.isdigit() for char in value):
         return None  # "COVID-FREE", "UTF-EIGHT": words with a hyphen, not identifiers
     return Fact("id", value)
+
+
+def _loose_id_fact(match: re.Match[str]) -> Fact | None:
+    """An id without the usual prefix: at least six digits, or one token of letters and
+    digits mixed."""
+    value = " ".join(match.group(0).split())
+    digits = sum(char.isdigit() for char in value)
+    one_mixed_token = value.isalnum() and any(char.isalpha() for char in value)
+    if digits < 6 and not (digits and one_mixed_token):
+        return None
+    return Fact("id", value)
+
+
+def _phone_fact(match: re.Match[str]) -> Fact:
+    return Fact("phone", "+" + "".join(char for char in match.group(0) if char.isdigit()))
 
 
 def _version_fact(match: re.Match[str]) -> Fact:
@@ -202,7 +252,7 @@ def _version_fact(match: re.Match[str]) -> Fact:
 
 def _decimal(amount: str, scale: str | None = None) -> Decimal:
     """`amount` as matched by `_AMOUNT` (digits, thousands commas, a decimal point)."""
-    value = Decimal(amount.replace(",", ""))
+    value = Decimal(amount.replace(",", "").replace("'", ""))
     if scale:
         value *= _SCALES[scale.lower()]
     return value
@@ -221,7 +271,10 @@ def _money_fact(match: re.Match[str]) -> Fact:
         currency = groups["code"]
     else:
         currency = _CURRENCY_WORDS[groups["word"].lower()]
-    value = _decimal(groups["amount"], groups.get("scale"))
+    if groups.get("eu"):
+        value = Decimal(groups["eu"].replace(".", "").replace("'", "").replace(",", "."))
+    else:
+        value = _decimal(groups["amount"], groups.get("scale"))
     return Fact("money", f"{currency} {_format_decimal(value)}")
 
 
@@ -267,26 +320,32 @@ def _number_fact(match: re.Match[str]) -> Fact:
 _EXTRACTORS = (
     _masking([_URL_RE], _url_fact),
     _masking([_EMAIL_RE], _email_fact),
+    _masking([_PHONE_RE], _phone_fact),
     _masking([_ID_RE], _id_fact),
     _masking([_VERSION_RE], _version_fact),
     _masking(_MONEY_RES, _money_fact),
     _masking(_DATE_RES, _date_fact),
     _masking([_TIME_RE], _time_fact),
+    _masking(_LOOSE_ID_RES, _loose_id_fact),
     _masking([_NUMBER_RE], _number_fact),
 )
 
 
-def _extract_names(text: str) -> set[Fact]:
-    names: set[Fact] = set()
+def _extract_names(text: str) -> list[Located]:
+    names: list[Located] = []
     for match in _NAME_RE.finditer(text):
         # A run after a title ("Dr. Okafor") is a name wherever it stands.
         ambiguous_start = match.group("title") is None and _at_sentence_start(text, match.start())
-        for run, starts_run in _split_common_words(match.group("name").split()):
+        words = list(re.finditer(r"\S+", match.group("name")))
+        offset = match.start("name")
+        for first, last, starts_run in _split_common_words([word.group(0) for word in words]):
             # A single capitalised word opening a sentence ("Maria said", "Sure thing") may be
             # an ordinary word; only a multiword run ("Maria Lopez said") is trusted there.
-            if ambiguous_start and starts_run and len(run) < 2:
+            if ambiguous_start and starts_run and last == first:
                 continue
-            names.add(Fact("name", " ".join(run)))
+            run = " ".join(word.group(0) for word in words[first : last + 1])
+            start, end = offset + words[first].start(), offset + words[last].end()
+            names.append((start, end, Fact("name", run)))
     return names
 
 
@@ -298,22 +357,18 @@ def _at_sentence_start(text: str, position: int) -> bool:
     return index < 0 or text[index] in _SENTENCE_ENDS
 
 
-def _split_common_words(words: list[str]) -> Iterator[tuple[list[str], bool]]:
+def _split_common_words(words: list[str]) -> Iterator[tuple[int, int, bool]]:
     """Split a run of capitalised words at words that are not names ("Thanks", "Monday").
 
-    Yields each remaining run and whether it begins the original run.
+    Yields each remaining run as (index of its first word, index of its last word, whether it
+    begins the original run).
     """
-    run: list[str] = []
     run_start = 0
-    for index, word in enumerate(words):
+    for index, word in enumerate([*words, "Thanks"]):  # a last common word ends the last run
         if _is_common(word):
-            if run:
-                yield run, run_start == 0
-            run, run_start = [], index + 1
-        else:
-            run.append(word)
-    if run:
-        yield run, run_start == 0
+            if index > run_start:
+                yield run_start, index - 1, run_start == 0
+            run_start = index + 1
 
 
 def _is_common(word: str) -> bool:
@@ -324,11 +379,26 @@ def fact_is_supported(fact: Fact, facts: set[Fact], text: str) -> bool:
     """Whether `fact` is stated by a text whose extracted facts are `facts`.
 
     Names also count when the text merely mentions them: the extractor skips sentence-initial
-    single names, so "Maria" opening a memo line still supports "Maria" from a message.
+    single names, so "Maria" opening a memo line still supports "Maria" from a message. A
+    date with and without its year is the same date.
     """
     if fact in facts:
         return True
+    if fact.kind == "date":
+        return _same_day(fact, facts)
     return fact.kind == "name" and re.search(rf"\b{re.escape(fact.value)}\b", text) is not None
+
+
+def _same_day(date: Fact, facts: set[Fact]) -> bool:
+    """A date written without its year ("--11-06") and one with it ("2024-11-06") state the
+    same day: a memo may add the year the conversation implies, or leave it out."""
+    days = [fact for fact in (date, *facts) if fact.kind == "date" and len(fact.value) in (7, 10)]
+    if date not in days:
+        return False
+    return any(
+        other.value[-6:] == date.value[-6:] and "--" in (date.value[:2], other.value[:2])
+        for other in days[1:]
+    )
 
 
 # --- scores ------------------------------------------------------------------------------------
@@ -401,88 +471,79 @@ def _display(facts: Iterable[Fact]) -> list[str]:
     return sorted(str(fact) for fact in facts)
 
 
-# --- dataset and runs --------------------------------------------------------------------------
+# --- scores over a whole range, in bounded memory ------------------------------------------
+
+SCORER_VERSION = "range/1"
+# The facts a memo is judged by over a long range: what users come back for. Numbers, times,
+# names and quotes are mostly small talk over hundreds of turns, and would drown the rest.
+KEY_KINDS = frozenset({"id", "money", "date", "email", "phone", "url"})
+MAX_LISTED_FACTS = 50
+# The "recent" facts: last mentioned in the final quarter of the range's messages.
+RECENT_SHARE = 0.25
 
 
-@dataclass(frozen=True)
-class EvalConversation:
-    """One synthetic conversation with the facts planted in it.
+def score_memo_over_range(
+    memo: str,
+    originals: Iterable[str],
+    *,
+    original_tokens: int | None = None,
+    memo_tokens: int | None = None,
+    max_listed: int = MAX_LISTED_FACTS,
+) -> dict[str, Any]:
+    """Score `memo` against every original text of the range it stands for (a stream, read
+    once, in order; each text is dropped after it is read).
 
-    planted_facts: {"kind", "value"} dicts. A value with checkable facts ("ORD-48213") is kept
-    when the memo states all of them; one without (a decision, an open question) when the memo
-    contains its key phrase.
+    Memory is bounded by the number of distinct key facts in the range, not by its length.
+    Returns a JSON-ready dict:
+
+    - fact_recall: share of the range's key facts (`KEY_KINDS`) the memo states (1.0 if none);
+    - recent_fact_recall: the same for the facts last mentioned in the final quarter of the
+      range's messages: open matters are mentioned again, so these are the ones a memo most
+      needs (1.0 if none);
+    - unsupported_rate: share of the memo's key facts stated by no original (0.0 if none);
+    - compression: memo tokens / original tokens (counted here unless given);
+    - found / missing / unsupported: at most `max_listed` "kind:value" strings each (missing
+      ones most recently mentioned first), with their full sizes in *_count;
+    - messages, original_tokens, memo_tokens, scorer (`SCORER_VERSION`).
     """
-
-    name: str
-    messages: list[dict[str, str]]
-    planted_facts: list[dict[str, str]]
-
-
-@dataclass(frozen=True)
-class EvalRow:
-    """The outcome of summarising one conversation with one backend: a scored memo or an error."""
-
-    conversation: str
-    draft: MemoDraft | None
-    scores: MemoScores | None
-    planted_recall: float | None
-    error: str | None = None
-
-
-def load_dataset(directory: Path = DEFAULT_DATA_DIR) -> list[EvalConversation]:
-    """Load every `*.json` conversation in `directory`, sorted by file name."""
-    conversations = []
-    for path in sorted(directory.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        conversations.append(
-            EvalConversation(
-                name=data["name"],
-                messages=data["messages"],
-                planted_facts=data["planted_facts"],
-            )
-        )
-    return conversations
-
-
-def planted_recall(planted_facts: Sequence[dict[str, str]], memo: str) -> float:
-    """Share of `planted_facts` the memo keeps (see `EvalConversation`); 1.0 if none."""
-    memo_facts = extract_facts(memo)
-    memo_words = " ".join(memo.casefold().split())
-    kept = 0
-    for planted in planted_facts:
-        facts = extract_facts(planted["value"])
-        if facts:
-            kept += all(fact_is_supported(fact, memo_facts, memo) for fact in facts)
-        else:
-            kept += " ".join(planted["value"].casefold().split()) in memo_words
-    return _ratio(kept, len(planted_facts), empty=1.0)
-
-
-def evaluate(
-    backend: SummarizerBackend, conversations: Sequence[EvalConversation], *, max_tokens: int
-) -> list[EvalRow]:
-    """Summarise each conversation in one call and score the memo.
-
-    A `BackendError` on one conversation becomes an error row; the others still run.
-    """
-    rows = []
-    for conversation in conversations:
-        sources = [
-            MemoSource(id=f"msg_eval{index:03d}", role=message["role"], content=message["content"])
-            for index, message in enumerate(conversation.messages)
-        ]
-        try:
-            draft = backend.summarize(previous_memo=None, messages=sources, max_tokens=max_tokens)
-        except BackendError as error:
-            rows.append(EvalRow(conversation.name, None, None, None, error=str(error)))
-            continue
-        scores = score_memo(originals=[source.content for source in sources], memo=draft.text)
-        rows.append(
-            EvalRow(
-                conversation.name,
-                draft,
-                scores,
-                planted_recall(conversation.planted_facts, draft.text),
-            )
-        )
-    return rows
+    memo_facts = {fact for fact in extract_facts(memo) if fact.kind in KEY_KINDS}
+    last_seen: dict[Fact, int] = {}
+    supported: set[Fact] = set()
+    counted_tokens = 0
+    messages = 0
+    for position, text in enumerate(originals):
+        messages = position + 1
+        facts = extract_facts(text)
+        for fact in facts:
+            if fact.kind in KEY_KINDS:
+                last_seen[fact] = position
+        supported |= {
+            fact for fact in memo_facts - supported if fact_is_supported(fact, facts, text)
+        }
+        if original_tokens is None:
+            counted_tokens += count_tokens(text)
+    if original_tokens is None:
+        original_tokens = counted_tokens
+    if memo_tokens is None:
+        memo_tokens = count_tokens(memo)
+    found = {fact for fact in last_seen if fact_is_supported(fact, memo_facts, memo)}
+    missing = sorted(set(last_seen) - found, key=lambda fact: (-last_seen[fact], str(fact)))
+    recent_from = messages - max(1, round(messages * RECENT_SHARE))
+    recent = {fact for fact, position in last_seen.items() if position >= recent_from}
+    unsupported = memo_facts - supported
+    return {
+        "scorer": SCORER_VERSION,
+        "fact_recall": _ratio(len(found), len(last_seen), empty=1.0),
+        "recent_fact_recall": _ratio(len(recent & found), len(recent), empty=1.0),
+        "unsupported_rate": _ratio(len(unsupported), len(memo_facts), empty=0.0),
+        "compression": _ratio(memo_tokens, original_tokens, empty=0.0),
+        "messages": messages,
+        "original_tokens": original_tokens,
+        "memo_tokens": memo_tokens,
+        "found_count": len(found),
+        "missing_count": len(missing),
+        "unsupported_count": len(unsupported),
+        "found": _display(found)[:max_listed],
+        "missing": [str(fact) for fact in missing[:max_listed]],
+        "unsupported": _display(unsupported)[:max_listed],
+    }

@@ -18,13 +18,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from compaction.backends import MemoSource
+from compaction.backends.base import MAX_FRAMING_TOKENS as FRAMING_TOKENS
+from compaction.backends.base import MAX_INSTRUCTION_TOKENS as PROMPT_TOKENS
 from compaction.selectors import RangeRow
 from compaction.tokens import count_tokens, get_encoding
 
-# Per-message framing in a writer's prompt ("[msg_…] assistant: "), and the prompt's own
-# instructions; backends keep within these (see compaction/backends/openai_compat.py).
-FRAMING_TOKENS = 12
-PROMPT_TOKENS = 400
 MAX_ARGUMENT_CHARS = 500
 CUT_MARKER = " … [{count} tokens cut] … "
 MIN_CUT_TOKENS = 64

@@ -41,15 +41,9 @@ from django.utils import timezone
 
 from audit.events import Actor, audit_event_record
 from compaction import selectors
-from compaction.backends import (
-    BackendError,
-    MemoDraft,
-    SummarizerBackend,
-    get_backend,
-    summarizer_context_tokens,
-)
+from compaction.backends import BackendError, MemoDraft, SummarizerBackend, get_backend
 from compaction.curator import Turn, segment_end, split_units
-from compaction.evals import score_memo
+from compaction.evals import score_memo, score_memo_over_range
 from compaction.memo_input import fit_sources, input_budget, memo_sources
 from compaction.models import Summary
 from compaction.profiles import EffectiveProfile, thread_profile
@@ -62,6 +56,7 @@ from threads.models import Message, Thread
 logger = logging.getLogger(__name__)
 
 WRITE_TASK = "compaction.summary_write"
+SCORE_TASK = "compaction.summary_score"
 MEMO_WRITER = Actor.system("memo-writer")
 LIVE = (Summary.Status.PENDING, Summary.Status.READY)
 _BATCH = 1000  # ids per IN (...) query: well under SQLite's variable limit
@@ -276,7 +271,7 @@ def _draft(
         shown, elide_over=profile.tool_result_elide_tokens, encoding=profile.encoding
     )
     budget = input_budget(
-        context_tokens=getattr(backend, "context_tokens", None) or summarizer_context_tokens(),
+        context_tokens=backend.context_tokens,
         max_tokens=text_budget,
         previous_memo_tokens=sources.previous_tokens,
     )
@@ -366,7 +361,56 @@ def _store(
         summary.refresh_from_db()
         if summary.goal_id is not None:
             _continue_chain(summary, profile)
+        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
     return summary
+
+
+def summary_score_enqueue(summary_id: int) -> None:
+    """Send the scoring task of a written memo. Never raises: a lost score leaves the scores
+    the writer stored (against what it read)."""
+    try:
+        app.send_task(SCORE_TASK, args=[summary_id])
+    except Exception:
+        logger.warning("could not enqueue scoring of summary %s", summary_id, exc_info=True)
+
+
+def summary_score(*, summary_id: int) -> Summary | None:
+    """Score a ready memo against the range it stands for and store it as its ``scores``
+    (``compaction.evals.score_memo_over_range``): the writer's own scores only saw the
+    previous memo and one segment.
+
+    The range is read newest first, at most ``CONVMEM_MEMO_SCORE_MAX_MESSAGES`` messages of it,
+    so the cost is bounded however long the conversation grew; ``range_messages`` says how
+    many the range holds. Erased messages are left out. Idempotent; a memo rewritten or
+    invalidated meanwhile is left alone. Returns the memo if its scores were stored.
+    """
+    summary = (
+        Summary.objects.select_related("thread", "first", "last")
+        .filter(pk=summary_id, status=Summary.Status.READY)
+        .first()
+    )
+    if summary is None:
+        return None
+    length = summary.last.depth - summary.first.depth + 1
+    rows = selectors.range_rows(
+        thread=summary.thread,
+        last_id=summary.last_id,
+        count=min(length, settings.CONVMEM_MEMO_SCORE_MAX_MESSAGES),
+    )
+    shown = [row for row in rows if row.erased_at is None]
+    encoding = thread_profile(summary.thread).encoding
+    header = memo_content(first_id=summary.first.public_id, last_id=summary.last.public_id, text="")
+    scores = score_memo_over_range(
+        summary.text,
+        (row.content for row in shown),
+        original_tokens=sum(row.token_count for row in shown),
+        memo_tokens=max(0, summary.token_count - count_tokens(header, encoding)),
+    )
+    scores["range_messages"] = length
+    stored = Summary.objects.filter(
+        pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
+    ).update(scores=scores, updated_at=timezone.now())
+    return summary if stored else None
 
 
 def _continue_chain(summary: Summary, profile: EffectiveProfile) -> Summary | None:

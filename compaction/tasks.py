@@ -53,6 +53,11 @@ def summary_write(self: Task, summary_id: int) -> None:
         logger.warning("memo %s: soft time limit exceeded", summary_id)
 
 
+@shared_task(name=services.SCORE_TASK, acks_late=True)
+def summary_score(summary_id: int) -> None:
+    services.summary_score(summary_id=summary_id)
+
+
 @shared_task(name="compaction.dispatch_pending_memos", acks_late=True)
 def dispatch_pending_memos() -> int:
     return services.summaries_dispatch_pending()

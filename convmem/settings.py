@@ -209,11 +209,17 @@ CONVMEM_OPENAI_BASE_URL = env.str("CONVMEM_OPENAI_BASE_URL", default="http://127
 CONVMEM_OPENAI_MODEL = env.str("CONVMEM_OPENAI_MODEL", default="llama3.1")
 CONVMEM_OPENAI_API_KEY = env.str("CONVMEM_OPENAI_API_KEY", default="not-needed")
 CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
-# Context limits (input + output tokens) of the summarizer models: a memo writer's input is
-# bounded to fit them (one previous memo plus one segment of the conversation).
+# What each backend's model accepts in one call (input + output tokens): a memo writer reads one
+# previous memo plus one segment of the conversation, sized to fit (a backend given by dotted
+# path reads CONVMEM_SUMMARIZER_CONTEXT_TOKENS).
 CONVMEM_OPENAI_CONTEXT_TOKENS = env.int("CONVMEM_OPENAI_CONTEXT_TOKENS", default=8192)
 CONVMEM_EMBEDDED_CONTEXT_TOKENS = env.int("CONVMEM_EMBEDDED_CONTEXT_TOKENS", default=16384)
 CONVMEM_SUMMARIZER_CONTEXT_TOKENS = env.int("CONVMEM_SUMMARIZER_CONTEXT_TOKENS", default=16384)
+# A written memo is scored against the range it stands for, at most this many messages of it
+# (the newest), so scoring stays bounded however long a conversation grows.
+CONVMEM_MEMO_SCORE_MAX_MESSAGES = env.int("CONVMEM_MEMO_SCORE_MAX_MESSAGES", default=2000)
+# The memo page warns when a memo's recall (of the facts mentioned last in its range) is below.
+CONVMEM_MEMO_LOW_RECALL = env.float("CONVMEM_MEMO_LOW_RECALL", default=0.2)
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).

@@ -4,6 +4,11 @@ A backend turns an explicit, ordered range of messages (plus, when a memo is bei
 the previous memo of the range before it) into memo text of at most `max_tokens` tokens. It is
 called from a Celery task, never on the request path; it does not retry (the task does), it
 signals failures with `BackendError` and says whether trying again can help.
+
+Memos are rolling state memos: memo k is written from memo k-1 and the next bounded segment of
+original messages, so a backend must carry every still-open case of the previous memo forward.
+Each backend says how many tokens its model accepts in one call (`context_tokens`, input and
+output together); the writer keeps the rendered input within `context_tokens - max_tokens`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+# What a backend's prompt may add around the memo and the messages, in our tokenizer: fixed
+# instructions (system prompt, headers) and framing per message. The writer counts on these
+# when it fits a segment to `context_tokens` (compaction.memo_input).
+MAX_INSTRUCTION_TOKENS = 400
+MAX_FRAMING_TOKENS = 12
 
 
 @dataclass(frozen=True)
@@ -24,8 +35,11 @@ class MemoSource:
 
 @dataclass(frozen=True)
 class MemoDraft:
-    """A memo as written by a backend, with what is needed to reproduce or compare it, and the
-    tokens the call used (as the model reported them; 0 when unknown)."""
+    """A memo as written by a backend, with what is needed to reproduce or compare it.
+
+    `prompt_tokens` and `completion_tokens` are what the call read and wrote: the server's
+    `usage` for a remote model, our tokenizer's counts for the embedded backend (0: unknown).
+    """
 
     text: str
     backend: str
@@ -49,9 +63,14 @@ class BackendError(Exception):
 
 
 class SummarizerBackend(Protocol):
-    """Writes memos. Implementations are constructed without arguments by `get_backend`."""
+    """Writes memos. Implementations are constructed without arguments by `get_backend`.
+
+    `context_tokens` is the total number of tokens the backend's model accepts in one call
+    (input plus output), read from the backend's own setting in `__init__`.
+    """
 
     name: str
+    context_tokens: int
 
     def summarize(
         self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int

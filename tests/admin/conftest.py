@@ -14,6 +14,7 @@ from compaction.backends.embedded import EmbeddedBackend
 from compaction.context import RetrievedItem, context_assemble
 from compaction.models import Summary
 from compaction.services import summary_write
+from compaction.tokens import count_tokens
 from convmem.demo import CONVERSATION
 from tests.conftest import SYSTEM, TenantKit, make_thread
 from threads import services
@@ -106,18 +107,22 @@ def long_thread(acme: TenantKit) -> Callable[[int], Thread]:
 
 
 class EmbellishingBackend:
-    """A summarizer backend (``SummarizerBackend`` interface) that writes the embedded memo in a
-    tight budget and then states something no message says: a memo with a lost fact and an
-    invented one, which the compare view must show as such."""
+    """A summarizer backend (``SummarizerBackend`` interface) that writes the embedded memo in
+    the room left after one invented line, and adds that line: a memo that keeps some facts,
+    loses others (the budget is tight) and states one no message says, which the compare view
+    must show as such."""
 
     name = "embellishing"
     INVENTED = "Refund approved by Maria Lopez."
+    context_tokens = 16384
 
     def summarize(
         self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
     ) -> MemoDraft:
         draft = EmbeddedBackend().summarize(
-            previous_memo=previous_memo, messages=messages, max_tokens=max_tokens // 2
+            previous_memo=previous_memo,
+            messages=messages,
+            max_tokens=max_tokens - count_tokens("\n" + self.INVENTED),
         )
         return MemoDraft(
             text=f"{draft.text}\n{self.INVENTED}",

@@ -1,6 +1,7 @@
 """The summary page: the memo beside its originals, facts highlighted in both, scores, and the
 regenerate / mark-stale actions (queued and invalidated through compaction's services)."""
 
+import html
 import re
 
 import pytest
@@ -10,6 +11,7 @@ from django.urls import reverse
 
 from audit.models import AuditEvent
 from compaction import admin_views
+from compaction.fact_labels import fact_label
 from compaction.models import Summary
 from tests.admin.conftest import MemoThread, client_for, staff_user
 
@@ -20,6 +22,15 @@ def compare_url(summary: Summary) -> str:
 
 def marks(html: str, kind: str) -> list[str]:
     return re.findall(rf'<mark class="cm-fact cm-fact-{kind}"[^>]*>([^<]*)</mark>', html)
+
+
+def marked_facts(html: str, kind: str) -> set[str]:
+    """The facts (not their wording: "EUR 649.00" and "649.00 EUR" are one) marked ``kind``.
+
+    Dates without their year: a memo may write "2026-11-09" where a message said "November 9",
+    and the scores count that as the same fact."""
+    facts = re.findall(rf'<mark class="cm-fact cm-fact-{kind}" data-fact="([^"]*)"', html)
+    return {re.sub(r"^date:\d{4}-", "date:--", fact) for fact in facts}
 
 
 def test_it_highlights_facts_found_missing_and_unsupported(
@@ -38,7 +49,7 @@ def test_it_highlights_facts_found_missing_and_unsupported(
     assert scores["missing"]
     assert scores["unsupported"] == ["name:Maria Lopez"]
     assert marks(memo, "found")
-    assert set(marks(memo, "found")) <= set(marks(originals, "found"))
+    assert marked_facts(memo, "found") <= marked_facts(originals, "found")
     assert marks(memo, "unsupported") == ["Maria Lopez"]
     assert marks(originals, "missing")
     assert not marks(originals, "unsupported")
@@ -104,3 +115,86 @@ def test_acting_needs_the_summary_permission_and_a_post(memo_thread: MemoThread,
         assert support.get(url).status_code == 403
     memo_thread.summary.refresh_from_db()
     assert memo_thread.summary.status == Summary.Status.READY
+
+
+def _with_scores(memo_thread: MemoThread, scores: dict) -> Summary:
+    Summary.objects.filter(pk=memo_thread.summary.pk).update(scores=scores)
+    memo_thread.summary.refresh_from_db()
+    return memo_thread.summary
+
+
+RANGE_SCORES = {
+    "scorer": "range/1",
+    "fact_recall": 0.4,
+    "recent_fact_recall": 0.75,
+    "unsupported_rate": 0.0,
+    "compression": 0.01,
+    "messages": 12,
+    "original_tokens": 900,
+    "memo_tokens": 40,
+    "found_count": 4,
+    "missing_count": 6,
+    "unsupported_count": 0,
+    "found": ["id:ORD-48213"],
+    "missing": ["money:EUR 649", "id:TCK-7731", "date:2026-11-05"],
+    "unsupported": [],
+}
+
+
+def test_range_scores_show_two_recall_gauges_and_facts_in_words(
+    support: Client, memo_thread: MemoThread
+):
+    summary = _with_scores(memo_thread, RANGE_SCORES)
+
+    response = support.get(compare_url(summary))
+
+    html = response.content.decode()
+    assert [gauge.key for gauge in response.context["gauges"]] == ["recent", "range"]
+    assert re.search(r'<div class="cm-gauge" id="gauge-recent">.*?value="0.75"', html, re.S)
+    assert re.search(r'id="gauge-range">.*?value="0.4".*?4 of 10 key facts in 12', html, re.S)
+    assert 'id="low-recall-warning"' not in html
+    missing = html.split('id="missing-facts"')[1].split("</p>")[0]
+    assert "Amount: EUR 649" in missing
+    assert "Ticket id: TCK-7731" in missing
+    assert "Date: 5 Nov 2026" in missing
+    assert "(the 3 mentioned last)" in missing
+    assert "money:EUR 649" not in missing.replace('title="money:EUR 649"', "")
+    assert "Scored against every original message of the range" in html
+
+
+def test_a_memo_under_the_recall_threshold_carries_a_warning(
+    support: Client, memo_thread: MemoThread, settings
+):
+    settings.CONVMEM_MEMO_LOW_RECALL = 0.8
+    summary = _with_scores(memo_thread, RANGE_SCORES)
+
+    html = support.get(compare_url(summary)).content.decode()
+
+    warning = html.split('id="low-recall-warning"')[1].split("</p>")[0]
+    assert "75% of the facts mentioned last" in warning
+    assert "80% threshold" in warning
+
+
+def test_older_scores_show_one_gauge(support: Client, memo_thread: MemoThread, settings):
+    settings.CONVMEM_MEMO_LOW_RECALL = 0.99
+    scores = {key: memo_thread.summary.scores[key] for key in memo_thread.summary.scores}
+    scores.pop("recent_fact_recall", None)
+
+    response = support.get(compare_url(_with_scores(memo_thread, scores)))
+
+    (gauge,) = response.context["gauges"]
+    assert (gauge.key, gauge.value) == ("recall", scores["fact_recall"])
+    assert 'id="low-recall-warning"' in response.content.decode()
+
+
+def test_highlights_name_each_fact_in_words(support: Client, memo_thread: MemoThread):
+    page = support.get(compare_url(memo_thread.summary)).content.decode()
+
+    highlights = re.findall(
+        r'<mark class="cm-fact cm-fact-(\w+)" data-fact="([^"]*)" title="([^"]*)"', page
+    )
+    assert {kind for kind, _, _ in highlights} >= {"found", "missing"}
+    for kind, fact, title in highlights:
+        fact, title = html.unescape(fact), html.unescape(title)
+        assert title == f"{fact_label(fact)} \u2014 {admin_views._CLASS_WORDS[kind]}"
+    assert any(title.startswith("Order number: ORD-48213") for _, _, title in highlights)

@@ -150,6 +150,15 @@ def test_support_compares_a_memo_with_its_originals(
     assert colours["found"] != colours["missing"]
     expect(page.locator("#summary-status")).to_have_text("ready")
     expect(page.locator("#scores")).to_contain_text("fact recall")
+    gauge = page.locator(".cm-gauge meter").first
+    expect(gauge).to_be_visible()
+    recall = memo_thread.summary.scores["fact_recall"]
+    assert float(gauge.get_attribute("value")) == pytest.approx(recall)
+    assert gauge.bounding_box()["width"] >= 100  # drawn as a bar, not collapsed
+    expect(page.locator(".cm-gauge .cm-gauge-value").first).to_have_text(f"{round(recall * 100)}%")
+    title = found_in_memo.first.get_attribute("title")
+    assert title.endswith("\u2014 kept by the memo")
+    assert title.split(":")[0] in {"Order number", "Ticket id", "Amount", "Date", "Reference"}
     screenshot(page, "summary-compare")
 
 

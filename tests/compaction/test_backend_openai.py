@@ -13,9 +13,25 @@ import pytest
 from pytest_django.fixtures import Settings as SettingsFixture
 
 from compaction.backends import get_backend
-from compaction.backends.base import BackendError, MemoSource
-from compaction.backends.openai_compat import PROMPT_VERSION, SYSTEM_PROMPT, OpenAICompatBackend
-from tests.support.chat_server import ChatServer
+from compaction.backends.base import (
+    MAX_FRAMING_TOKENS,
+    MAX_INSTRUCTION_TOKENS,
+    BackendError,
+    MemoSource,
+)
+from compaction.backends.openai_compat import (
+    MESSAGES_HEADER,
+    PREVIOUS_MEMO_HEADER,
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+    OpenAICompatBackend,
+    frame,
+)
+from compaction.memo_eval.generator import generate
+from compaction.memo_eval.report import evaluate_split
+from compaction.memo_eval.simulate import LoopSettings
+from compaction.tokens import count_tokens
+from tests.support.chat_server import ChatServer, prompt_words
 
 API_KEY = "sk-test-convmem"
 MODEL = "test-memo-model"
@@ -57,21 +73,76 @@ def test_it_sends_the_versioned_prompt_and_returns_the_memo(
     assert request.body["max_tokens"] == 120
     system, user = request.body["messages"]
     assert system == {"role": "system", "content": SYSTEM_PROMPT.format(max_tokens=120)}
-    assert "at most 120 tokens" in system["content"]
+    assert "Stay within 120 tokens" in system["content"]
     for message in MESSAGES:
-        assert f"[{message.id}] {message.role}: {message.content}" in user["content"]
+        assert f"{message.role}: {message.content}" in user["content"]
+    assert "msg_a1" not in user["content"]  # ids would cost ~20 tokens a message
     assert "Previous memo" not in user["content"]
     # The test server answers with the fact-bearing lines of the prompt.
     assert "ORD-48213" in draft.text
     assert "dana@example.com" in draft.text
     assert (draft.backend, draft.model, draft.prompt_version) == ("openai", MODEL, PROMPT_VERSION)
+    assert draft.prompt_tokens == prompt_words(request.body)
+    assert draft.completion_tokens == len(draft.text.split())
+
+
+def test_the_prompt_asks_for_the_structured_state_memo() -> None:
+    for section in ("Customer:", "Open cases:", "Closed cases:", "Open items:", "Changed since"):
+        assert section in SYSTEM_PROMPT
+    assert "Carry every open case of the previous memo forward" in SYSTEM_PROMPT
+
+
+def test_the_prompt_overhead_fits_the_writers_accounting() -> None:
+    fixed = SYSTEM_PROMPT.format(max_tokens=99999) + PREVIOUS_MEMO_HEADER + MESSAGES_HEADER
+
+    assert count_tokens(fixed) < MAX_INSTRUCTION_TOKENS
+    for role in ("user", "assistant", "system", "tool"):
+        assert count_tokens(frame(MemoSource(id="msg_x", role=role, content=""))) <= (
+            MAX_FRAMING_TOKENS
+        )
 
 
 def test_it_sends_the_previous_memo(backend: OpenAICompatBackend, server: ChatServer) -> None:
-    _summarize(backend, previous_memo="- user: Paid $12 for ORD-1.")
+    _summarize(backend, previous_memo="- order ORD-1 (shipped): paid USD 12.00")
 
     user = server.requests[0].body["messages"][1]["content"]
-    assert user.index("- user: Paid $12 for ORD-1.") < user.index("[msg_a1]")
+    assert user.startswith("Previous memo:\n- order ORD-1 (shipped): paid USD 12.00")
+    assert user.index("ORD-1 (shipped)") < user.index("user: My order ORD-48213")
+
+
+def test_a_prompt_over_the_context_is_a_clear_permanent_error(
+    backend: OpenAICompatBackend, server: ChatServer
+) -> None:
+    server.configure(context_limit=100)
+
+    with pytest.raises(BackendError, match="does not fit the model's context") as caught:
+        _summarize(backend)
+
+    assert not caught.value.retryable
+    assert "CONVMEM_OPENAI_CONTEXT_TOKENS" in str(caught.value)
+    assert "maximum context length is 100" in str(caught.value)
+
+
+def test_other_bad_requests_are_permanent_but_not_called_context_errors(
+    backend: OpenAICompatBackend,
+) -> None:
+    backend.client.base_url = str(backend.client.base_url).removesuffix("/v1/") + "/v1/nope/"
+
+    with pytest.raises(BackendError, match="HTTP 404") as caught:
+        _summarize(backend)
+
+    assert not caught.value.retryable
+    assert "context" not in str(caught.value)
+
+
+def test_context_tokens_come_from_the_setting(
+    settings: SettingsFixture, server: ChatServer
+) -> None:
+    settings.CONVMEM_OPENAI_BASE_URL = server.base_url
+    assert OpenAICompatBackend().context_tokens == 8192
+    settings.CONVMEM_OPENAI_CONTEXT_TOKENS = 32768
+
+    assert OpenAICompatBackend().context_tokens == 32768
 
 
 def test_get_backend_builds_it_from_settings(settings: SettingsFixture, server: ChatServer) -> None:
@@ -175,3 +246,26 @@ def test_the_server_runs_as_a_process_and_takes_control_requests(settings: Setti
     finally:
         process.terminate()
         assert process.wait(timeout=5) == 0
+
+
+def test_the_memo_evaluation_runs_against_the_server(
+    backend: OpenAICompatBackend, server: ChatServer
+) -> None:
+    conversations = [generate(seed=1, phrasing="dev", turns=60)]
+    loop = LoopSettings(checkpoints=(60,))
+
+    report = evaluate_split(backend, conversations, loop)
+
+    (run,) = report.runs
+    assert run.calls == len(server.requests) >= 2
+    assert run.prompt_tokens == sum(prompt_words(request.body) for request in server.requests)
+    assert report.prompt_version == PROMPT_VERSION
+    # Each chained call gets the previous memo back.
+    later = server.requests[1].body["messages"][1]["content"]
+    assert later.startswith(PREVIOUS_MEMO_HEADER)
+
+    server.configure(context_limit=50)
+    failed = evaluate_split(backend, conversations, loop)
+
+    assert failed.runs == []
+    assert "does not fit the model's context" in failed.failures[0][1]

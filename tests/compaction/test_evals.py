@@ -1,20 +1,19 @@
 import json
-from collections.abc import Sequence
 from io import StringIO
+from itertools import pairwise
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
-from compaction.backends.base import BackendError, MemoDraft, MemoSource
 from compaction.evals import (
     Fact,
     extract_facts,
     fact_is_supported,
-    load_dataset,
-    planted_recall,
+    located_facts,
     score_memo,
+    score_memo_over_range,
 )
-from compaction.evals import evaluate as evaluate_backend
+from compaction.fact_spans import fact_spans
 
 
 @pytest.mark.parametrize(
@@ -120,63 +119,143 @@ def test_scores_as_dict_is_json_ready() -> None:
     assert data["missing"] == ["id:ORD-1"]
 
 
-def test_planted_recall_checks_facts_and_key_phrases() -> None:
-    planted = [
-        {"kind": "id", "value": "ORD-48213"},
-        {"kind": "decision", "value": "refund the duplicate charge"},
-        {"kind": "money", "value": "$18.50"},
-    ]
-    memo = "- assistant: We decided to Refund the duplicate  charge on ORD-48213."
-
-    assert planted_recall(planted, memo) == 2 / 3
-    assert planted_recall([], memo) == 1.0
-
-
-def test_the_dataset_plants_its_facts_among_chit_chat() -> None:
-    conversations = load_dataset()
-
-    assert 8 <= len(conversations) <= 12
-    for conversation in conversations:
-        assert 30 <= len(conversation.messages) <= 80, conversation.name
-        transcript = "\n".join(message["content"] for message in conversation.messages)
-        assert planted_recall(conversation.planted_facts, transcript) == 1.0, conversation.name
-        kinds = {planted["kind"] for planted in conversation.planted_facts}
-        assert {"decision", "open_question"} <= kinds
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("UPS tracking 1Z999AA10123456784 today.", Fact("id", "1Z999AA10123456784")),
+        ("DHL: JD01 5523 5435 2199 7787.", Fact("id", "JD01 5523 5435 2199 7787")),
+        ("Customer CU 0899 5727, thanks.", Fact("id", "CU 0899 5727")),
+        ("Order 403-5652257-5185400 shipped.", Fact("id", "403-5652257-5185400")),
+        ("Claim CLM6538879 is open.", Fact("id", "CLM6538879")),
+        ("DPD parcel 12345678901234 left.", Fact("id", "12345678901234")),
+        ("Invoice INV 123456 is wrong.", Fact("id", "INV 123456")),
+        ("Call +44 20 7946 0958 please.", Fact("phone", "+442079460958")),
+        ("That is 615,09 € in total.", Fact("money", "EUR 615.09")),
+        ("That is 1.249,50 EUR in total.", Fact("money", "EUR 1249.5")),
+        ("That is CHF 1'249.50 in total.", Fact("money", "CHF 1249.5")),
+    ],
+)
+def test_it_reads_tracking_numbers_multi_part_ids_phones_and_european_amounts(
+    text: str, fact: Fact
+) -> None:
+    assert fact in extract_facts(text)
 
 
-class _FlakyBackend:
-    """Fails on the refund dispute conversation; echoes the first message otherwise."""
+def test_small_numbers_and_words_are_not_ids() -> None:
+    facts = extract_facts("OK 2 3 things, between 8 and 12, 5 to 7 days, 17,000 parcels, E104.")
 
-    name = "flaky"
-
-    def summarize(
-        self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
-    ) -> MemoDraft:
-        if any("ORD-48213" in message.content for message in messages):
-            raise BackendError("upstream down", retryable=True)
-        return MemoDraft(messages[0].content, self.name, "echo", "echo/1")
+    assert not {fact for fact in facts if fact.kind == "id"}
 
 
-def test_evaluate_scores_each_conversation_and_reports_failures() -> None:
-    conversations = load_dataset()
-
-    rows = evaluate_backend(_FlakyBackend(), conversations, max_tokens=100)
-
-    assert [row.conversation for row in rows] == [c.name for c in conversations]
-    failed = [row for row in rows if row.error]
-    assert failed
-    assert all(row.scores is None and row.error == "upstream down" for row in failed)
-    assert all(row.scores is not None and row.draft is not None for row in rows if not row.error)
+RANGE = [
+    "Hi, I'm Dana. My order ORD-1001 cost $40 and shipped on 2024-05-01.",
+    "Sure, noted. The weather is nice.",
+    "Ticket TCK-2002 is open for ORD-1001; tracking 1Z999AA10123456784.",
+    "The refund of $40 for ORD-1001 was issued on 2024-05-09.",
+]
 
 
-def test_eval_memos_command_prints_a_table_per_backend() -> None:
+def test_score_over_range_reads_a_stream_once_and_scores_key_facts() -> None:
+    memo = "order ORD-1001 (refunded): paid USD 40.00; ticket TCK-2002; refund issued 9 May 2024"
+    read: list[str] = []
+
+    def stream():
+        for text in RANGE:
+            read.append(text)
+            yield text
+
+    scores = score_memo_over_range(memo, stream(), original_tokens=200, memo_tokens=20)
+
+    assert read == RANGE  # consumed once, in order
+    # Key facts of the range: ORD-1001, USD 40, 2024-05-01, TCK-2002, the tracking number and
+    # 2024-05-09; the memo lacks the ship date and the tracking number.
+    assert scores["found_count"] == 4
+    assert scores["missing"] == ["id:1Z999AA10123456784", "date:2024-05-01"]
+    assert scores["fact_recall"] == 4 / 6
+    # The last message (the final quarter of 4) mentions ORD-1001, USD 40 and 2024-05-09.
+    assert scores["recent_fact_recall"] == 1.0
+    assert scores["unsupported"] == []
+    assert scores["compression"] == 0.1
+    assert scores["scorer"] == "range/1"
+    assert scores["messages"] == 4
+
+
+def test_score_over_range_reports_what_the_memo_invents() -> None:
+    scores = score_memo_over_range("ORD-1001 cost $45; call Maria Lopez", RANGE)
+
+    assert scores["unsupported"] == ["money:USD 45"]
+    assert scores["unsupported_rate"] == 1 / 2
+    assert scores["original_tokens"] > scores["memo_tokens"] > 0
+
+
+def test_score_over_range_caps_its_lists_and_is_json_ready() -> None:
+    originals = [f"Order ORD-{1000 + index} is late." for index in range(120)]
+
+    scores = score_memo_over_range("Nothing to report.", originals, max_listed=50)
+
+    assert scores["missing_count"] == 120
+    assert len(scores["missing"]) == 50
+    assert scores["missing"][0] == "id:ORD-1119"  # the most recently mentioned first
+    assert scores["fact_recall"] == 0.0
+    assert scores["recent_fact_recall"] == 0.0
+    assert json.loads(json.dumps(scores)) == scores
+
+
+def test_score_over_an_empty_range() -> None:
+    scores = score_memo_over_range("", [])
+
+    assert (scores["fact_recall"], scores["recent_fact_recall"]) == (1.0, 1.0)
+    assert (scores["unsupported_rate"], scores["compression"], scores["messages"]) == (0.0, 0.0, 0)
+
+
+def test_eval_memos_command_prints_checkpoints_and_the_goal_line() -> None:
     out = StringIO()
 
-    call_command("eval_memos", "--backend", "embedded", "--max-tokens", "250", stdout=out)
+    call_command(
+        "eval_memos",
+        "--backend",
+        "embedded",
+        "--seed",
+        "3",
+        "--turns",
+        "120",
+        "--checkpoints",
+        "60,120",
+        stdout=out,
+    )
 
     lines = out.getvalue().splitlines()
-    assert lines[0] == "backend embedded, model extractive, prompt extractive/1, max_tokens 250"
-    names = {conversation.name for conversation in load_dataset()}
-    assert {line.split()[0] for line in lines[2:] if line} == names | {"mean"}
-    mean_recall = float(next(line for line in lines if line.startswith("mean")).split()[1])
-    assert mean_recall >= 0.9
+    assert lines[0].startswith("seeds 3 (dev): backend embedded, model state-memo, prompt ")
+    assert lines[1].split()[:3] == ["turn", "open", "facts"]
+    assert [line.split()[0] for line in lines[2:4]] == ["60", "120"]
+    assert lines[4].startswith("goal at turn 120: open facts ")
+
+
+def test_eval_memos_command_refuses_bad_sizes() -> None:
+    with pytest.raises(CommandError, match="positive"):
+        call_command("eval_memos", "--seed", "1", "--memo-tokens", "0", stdout=StringIO())
+
+
+def test_facts_are_located_where_they_are_written() -> None:
+    text = 'Maria Lopez said "ships soon"; tracking JD01 5523 5435 2199 7787, refund 615,09 €.'
+
+    located = {text[start:end]: fact for start, end, fact in located_facts(text)}
+
+    assert located["JD01 5523 5435 2199 7787"] == Fact("id", "JD01 5523 5435 2199 7787")
+    assert located["615,09 €"] == Fact("money", "EUR 615.09")
+    assert located["Maria Lopez"] == Fact("name", "Maria Lopez")
+    assert located['"ships soon"'] == Fact("quote", "ships soon")
+    assert {fact for _, _, fact in located_facts(text)} == extract_facts(text)
+
+
+def test_fact_spans_highlight_a_multi_part_id_whole_and_never_overlap() -> None:
+    text = 'Tracking JD01 5523 5435 2199 7787: "refund $40 to ORD-1" said Dr. Okafor.'
+
+    spans = fact_spans(text)
+
+    assert [text[span.start : span.end] for span in spans] == [
+        "JD01 5523 5435 2199 7787",
+        '"refund $40 to ORD-1"',
+        "Okafor",
+    ]
+    assert all(a.end <= b.start for a, b in pairwise(spans))

@@ -41,6 +41,8 @@ def chat_server(django_db_setup: None) -> Iterator[ChatServer]:
 @pytest.fixture
 def server(chat_server: ChatServer) -> ChatServer:
     chat_server.configure(mode="ok", delay=2.0)
+    # Every test grows its thread with the same contents: count only this test's requests.
+    chat_server.clear_requests()
     return chat_server
 
 
@@ -50,9 +52,12 @@ def _status(summary: Summary) -> str:
 
 
 def _completions(server: ChatServer, summary: Summary) -> int:
-    """Completion requests the server received for this summary's range."""
-    last = summary.last.public_id
-    return sum(last in str(request.body) for request in server.requests)
+    """Completion requests the server received for this summary's range (the prompt carries
+    the range's messages, not their ids: the transcript ends with the range's last message)."""
+    last = summary.last.content
+    return sum(
+        request.body["messages"][-1]["content"].endswith(last) for request in server.requests
+    )
 
 
 def test_a_task_delivered_several_times_writes_one_memo(acme, server):

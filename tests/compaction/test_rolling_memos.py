@@ -219,3 +219,27 @@ def test_derived_summaries_include_every_memo_extending_one_that_covers_a_messag
     derived = compaction_services.summaries_derived_from(message_ids=[chain[0].segment_first_id])
 
     assert {s.pk for s in derived} == {m.pk for m in chain}
+
+
+def test_a_written_memo_is_scored_against_the_whole_range_it_stands_for(acme, settings):
+    settings.CONVMEM_EMBEDDED_CONTEXT_TOKENS = 2200
+    thread = make_thread(acme.tenant)
+    grow(thread, 60)
+    post_context(acme.client, thread, window_tokens=2000, reserve_tokens=200)
+    last = write_all_pending(thread)[-1]
+    length = last.last.depth - last.first.depth + 1
+    assert length > len(last.covered_ids)  # the writer's own scores saw one segment only
+
+    scored = compaction_services.summary_score(summary_id=last.pk)
+
+    scored.refresh_from_db()
+    assert scored.scores["scorer"]
+    assert scored.scores["messages"] == scored.scores["range_messages"] == length
+    assert 0 <= scored.scores["fact_recall"] <= 1
+    assert 0 <= scored.scores["recent_fact_recall"] <= 1
+
+    settings.CONVMEM_MEMO_SCORE_MAX_MESSAGES = 10
+    compaction_services.summary_score(summary_id=last.pk)
+    last.refresh_from_db()
+    assert last.scores["messages"] == 10  # the newest ten: bounded however long the range
+    assert last.scores["range_messages"] == length

@@ -1,9 +1,11 @@
 """A real local HTTP server speaking OpenAI chat completions, scriptable to fail on purpose.
 
 It listens on 127.0.0.1 only (an ephemeral port by default) and answers
-`POST /v1/chat/completions` in the OpenAI response shape, `GET /v1/models`, and
-`POST /_control` (JSON `{"mode", "fail_n", "delay"}`, any subset) to change its behaviour while
-it runs. Modes:
+`POST /v1/chat/completions` in the OpenAI response shape (with `usage`, counted in words),
+`GET /v1/models`, and `POST /_control` (JSON `{"mode", "fail_n", "delay", "context_limit"}`,
+any subset) to change its behaviour while it runs. With `context_limit` set, a request whose
+prompt words plus `max_tokens` exceed it gets OpenAI's HTTP 400 `context_length_exceeded`.
+Modes:
 
 - "ok": a deterministic memo: the lines of the last user message that carry a digit, "@" or
   "?", joined with "; " (so tests can see the facts went through), cut to `max_tokens` words;
@@ -63,6 +65,7 @@ class ChatServer:
         delay: float = 2.0,
         api_key: str | None = None,
         port: int = 0,
+        context_limit: int | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -72,6 +75,7 @@ class ChatServer:
         self.fail_n = fail_n
         self.delay = delay
         self.api_key = api_key
+        self.context_limit = context_limit
         self._httpd = ThreadingHTTPServer((HOST, port), _Handler)
         self._httpd.chat_server = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
@@ -91,11 +95,23 @@ class ChatServer:
         with self._lock:
             return list(self._requests)
 
+    def clear_requests(self) -> None:
+        """Forget the requests received so far (a server shared by several tests)."""
+        with self._lock:
+            self._requests.clear()
+
     def configure(
-        self, *, mode: str | None = None, fail_n: int | None = None, delay: float | None = None
+        self,
+        *,
+        mode: str | None = None,
+        fail_n: int | None = None,
+        delay: float | None = None,
+        context_limit: int | None = None,
     ) -> None:
         """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count."""
         with self._lock:
+            if context_limit is not None:
+                self.context_limit = context_limit
             if mode is not None:
                 self.mode = _checked_mode(mode)
             if fail_n is not None:
@@ -203,6 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _complete(self, body: dict[str, Any]) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
         mode, delay = self.chat._record(RecordedRequest(self.path, headers, body))
+        if self._over_context(body):
+            return
         if mode == "timeout" and not self.chat._sleep(delay):
             return
         if mode == "error500":
@@ -216,6 +234,25 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             content = "" if mode == "empty" else fake_summary(body)
             self._send_json(200, completion(body, content))
+
+    def _over_context(self, body: dict[str, Any]) -> bool:
+        """Answer 400 `context_length_exceeded` (as OpenAI words it) when the prompt and the
+        requested completion do not fit `context_limit`; True if it did."""
+        limit = self.chat.context_limit
+        if limit is None:
+            return False
+        prompt = prompt_words(body)
+        completion_limit = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+        if prompt + completion_limit <= limit:
+            return False
+        self._send_error(
+            400,
+            f"This model's maximum context length is {limit} tokens. However, you requested "
+            f"{prompt + completion_limit} tokens ({prompt} in the messages, {completion_limit} "
+            "in the completion). Please reduce the length of the messages or completion.",
+            "context_length_exceeded",
+        )
+        return True
 
     def _read_json(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
@@ -260,13 +297,18 @@ def fake_summary(body: dict[str, Any]) -> str:
     return " ".join(words[:limit])
 
 
-def completion(body: dict[str, Any], content: str) -> dict[str, Any]:
-    """An OpenAI `chat.completion` object answering `body` with `content`."""
-    prompt_words = sum(
+def prompt_words(body: dict[str, Any]) -> int:
+    """The size of a request's prompt, in words (this server's "tokens")."""
+    return sum(
         len(str(message.get("content") or "").split())
         for message in body["messages"]
         if isinstance(message, dict)
     )
+
+
+def completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+    """An OpenAI `chat.completion` object answering `body` with `content`."""
+    prompt_size = prompt_words(body)
     completion_words = len(content.split())
     return {
         "id": "chatcmpl-test",
@@ -281,9 +323,9 @@ def completion(body: dict[str, Any], content: str) -> dict[str, Any]:
             }
         ],
         "usage": {
-            "prompt_tokens": prompt_words,
+            "prompt_tokens": prompt_size,
             "completion_tokens": completion_words,
-            "total_tokens": prompt_words + completion_words,
+            "total_tokens": prompt_size + completion_words,
         },
     }
 
@@ -295,9 +337,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fail-n", type=int, default=1)
     parser.add_argument("--delay", type=float, default=2.0)
     parser.add_argument("--api-key", default=None)
+    parser.add_argument("--context-limit", type=int, default=None, metavar="WORDS")
     args = parser.parse_args(argv)
     server = ChatServer(
-        mode=args.mode, fail_n=args.fail_n, delay=args.delay, api_key=args.api_key, port=args.port
+        mode=args.mode,
+        fail_n=args.fail_n,
+        delay=args.delay,
+        api_key=args.api_key,
+        port=args.port,
+        context_limit=args.context_limit,
     )
     print(f"chat server listening on {server.base_url}", flush=True)
     server.serve_forever()

@@ -1,25 +1,33 @@
-"""`manage.py eval_memos`: score summarizer backends on the synthetic memo eval dataset."""
+"""`manage.py eval_memos`: chained memos over long generated conversations, scored against
+what the generator planted (see `compaction.memo_eval`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from statistics import fmean
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from compaction.backends import DEFAULT_BACKEND, get_backend
-from compaction.evals import DEFAULT_DATA_DIR, EvalRow, evaluate, load_dataset
-
-DEFAULT_MAX_TOKENS = 250
-_HEADER = "conversation" + " " * 14 + "recall  planted  unsupported  compression"
+from compaction.memo_eval.generator import DEFAULT_TURNS, PHRASINGS, SPLITS, generate
+from compaction.memo_eval.report import evaluate_split, format_report
+from compaction.memo_eval.simulate import (
+    DEFAULT_CHECKPOINTS,
+    DEFAULT_MEMO_TOKENS,
+    DEFAULT_RESERVE,
+    DEFAULT_SEGMENT_TOKENS,
+    DEFAULT_WINDOW,
+    LoopSettings,
+    Run,
+)
 
 
 class Command(BaseCommand):
     help = (
-        "Summarise each conversation of the memo eval dataset with each backend and print, per "
-        "backend: fact recall, planted-fact recall, unsupported-fact rate and compression."
+        "Run the production memo loop (chained memos over ~3k-token segments) on long generated "
+        "support conversations and print, per checkpoint turn: planted facts of still-open cases "
+        "in memo + recent turns (and in the memo alone), all planted facts, probes answered, memo "
+        "size and compression. --split dev is for tuning, --split heldout for reporting."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,15 +38,43 @@ class Command(BaseCommand):
             metavar="NAME",
             help="backend name or dotted path; repeat for several (default: the configured one)",
         )
-        parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
-        parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR")
+        parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
+        parser.add_argument(
+            "--seed",
+            type=int,
+            action="append",
+            dest="seeds",
+            help="run only this seed (repeatable) with --phrasing, instead of a split",
+        )
+        parser.add_argument("--phrasing", choices=sorted(PHRASINGS), default="dev")
+        parser.add_argument("--turns", type=int, default=DEFAULT_TURNS)
+        parser.add_argument("--memo-tokens", type=int, default=DEFAULT_MEMO_TOKENS)
+        parser.add_argument("--segment-tokens", type=int, default=DEFAULT_SEGMENT_TOKENS)
+        parser.add_argument("--window", type=int, default=DEFAULT_WINDOW)
+        parser.add_argument("--reserve", type=int, default=DEFAULT_RESERVE)
+        parser.add_argument(
+            "--checkpoints",
+            default=",".join(str(turn) for turn in DEFAULT_CHECKPOINTS),
+            help="comma-separated turns (messages seen) to measure at",
+        )
+        parser.add_argument(
+            "--verbose", action="store_true", help="also print each conversation's last memo"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        conversations = load_dataset(options["data"])
-        if not conversations:
-            raise CommandError(f"No *.json conversations in {options['data']}")
-        if options["max_tokens"] < 1:
-            raise CommandError("--max-tokens must be positive")
+        loop = self._loop(options)
+        if options["seeds"]:
+            conversations = [
+                generate(seed=seed, phrasing=options["phrasing"], turns=options["turns"])
+                for seed in options["seeds"]
+            ]
+            title = f"seeds {', '.join(map(str, options['seeds']))} ({options['phrasing']})"
+        else:
+            conversations = [
+                generate(seed=seed, phrasing=phrasing, turns=options["turns"])
+                for phrasing, seed in SPLITS[options["split"]]
+            ]
+            title = f"split {options['split']}"
         names = options["backends"] or [
             getattr(settings, "CONVMEM_SUMMARIZER_BACKEND", DEFAULT_BACKEND)
         ]
@@ -47,35 +83,38 @@ class Command(BaseCommand):
                 backend = get_backend(name)
             except ValueError as error:
                 raise CommandError(str(error)) from error
-            rows = evaluate(backend, conversations, max_tokens=options["max_tokens"])
-            self._print_table(name, rows, max_tokens=options["max_tokens"])
+            progress = self._print_run if options["verbose"] else None
+            report = evaluate_split(backend, conversations, loop, progress=progress)
+            for line in format_report(report, title=title):
+                self.stdout.write(line)
+            self.stdout.write("")
 
-    def _print_table(self, name: str, rows: list[EvalRow], *, max_tokens: int) -> None:
-        drafts = [row.draft for row in rows if row.draft]
-        about = f", model {drafts[0].model}, prompt {drafts[0].prompt_version}" if drafts else ""
-        self.stdout.write(f"backend {name}{about}, max_tokens {max_tokens}")
-        self.stdout.write(_HEADER)
-        measured = []
-        for row in rows:
-            if row.scores is None or row.planted_recall is None:
-                self.stdout.write(f"{row.conversation:<24} failed: {row.error}")
-                continue
-            values = (
-                row.scores.fact_recall,
-                row.planted_recall,
-                row.scores.unsupported_rate,
-                row.scores.compression,
-            )
-            measured.append(values)
-            self.stdout.write(_format_row(row.conversation, values))
-        if measured:
-            # Failed conversations are left out of the mean, and listed above it.
-            means = tuple(fmean(column) for column in zip(*measured, strict=True))
-            self.stdout.write(_format_row("mean", means))
+    @staticmethod
+    def _loop(options: dict[str, Any]) -> LoopSettings:
+        try:
+            checkpoints = tuple(int(turn) for turn in options["checkpoints"].split(","))
+        except ValueError as error:
+            raise CommandError("--checkpoints takes comma-separated numbers") from error
+        numbers = [options[key] for key in ("turns", "memo_tokens", "segment_tokens", "window")]
+        if min(numbers) < 1 or options["reserve"] < 0 or min(checkpoints) < 1:
+            raise CommandError("sizes and checkpoints must be positive")
+        return LoopSettings(
+            memo_tokens=options["memo_tokens"],
+            segment_tokens=options["segment_tokens"],
+            window=options["window"],
+            reserve=options["reserve"],
+            checkpoints=checkpoints,
+        )
+
+    def _print_run(self, run: Run) -> None:
+        last = run.checkpoints[-1] if run.checkpoints else None
+        if last is None:
+            return
+        self.stdout.write(
+            f"{run.conversation}: turn {last.turn}, open facts {last.open_facts.hit}/"
+            f"{last.open_facts.total}, memo {last.memo_tokens} tokens"
+        )
+        self.stdout.write(last.memo)
+        for fact in last.missing_open_facts:
+            self.stdout.write(f"  missing: {fact.case} {fact.label} {fact.value}")
         self.stdout.write("")
-
-
-def _format_row(label: str, values: tuple[float, ...]) -> str:
-    """Recall, planted recall, unsupported rate, compression, aligned under `_HEADER`."""
-    recall, planted, unsupported, compression = values
-    return f"{label:<24} {recall:>7.3f} {planted:>8.3f} {unsupported:>12.3f} {compression:>12.3f}"
