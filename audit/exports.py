@@ -96,6 +96,7 @@ def _message(m: Message) -> Record:
         "metadata": m.metadata,
         "model": m.model,
         "usage": m.usage,
+        "status": m.status,
         "token_count": m.token_count,
         "depth": m.depth,
         "edits_id": m.edits_public_id,

@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "threads",
     "compaction",
     "audit",
+    "respond",
+    "usage",
 ]
 
 MIDDLEWARE = [
@@ -184,6 +186,20 @@ CONVMEM_OPENAI_BASE_URL = env.str("CONVMEM_OPENAI_BASE_URL", default="http://127
 CONVMEM_OPENAI_MODEL = env.str("CONVMEM_OPENAI_MODEL", default="llama3.1")
 CONVMEM_OPENAI_API_KEY = env.str("CONVMEM_OPENAI_API_KEY", default="not-needed")
 CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
+
+# --- The respond endpoint (respond/): the OpenAI-compatible chat model it calls ------------------
+# Defaults: the summarizer's server and model. A thread's model profile may name another model.
+CONVMEM_CHAT_BASE_URL = env.str("CONVMEM_CHAT_BASE_URL", default=CONVMEM_OPENAI_BASE_URL)
+CONVMEM_CHAT_MODEL = env.str("CONVMEM_CHAT_MODEL", default=CONVMEM_OPENAI_MODEL)
+CONVMEM_CHAT_API_KEY = env.str("CONVMEM_CHAT_API_KEY", default=CONVMEM_OPENAI_API_KEY)
+# Seconds to connect, and to wait for each streamed chunk.
+CONVMEM_CHAT_TIMEOUT = env.float("CONVMEM_CHAT_TIMEOUT", default=60.0)
+# A request answering under an Idempotency-Key holds it this long, renewed while it streams;
+# a retry takes an answer over only once its holder stopped renewing (died mid-stream).
+CONVMEM_RESPOND_LEASE_SECONDS = env.int("CONVMEM_RESPOND_LEASE_SECONDS", default=60)
+# Prices per million tokens for threads without a model profile (in the tenant's currency).
+CONVMEM_DEFAULT_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_PROMPT_PRICE", default="0")
+CONVMEM_DEFAULT_COMPLETION_PRICE = env.str("CONVMEM_DEFAULT_COMPLETION_PRICE", default="0")
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).
