@@ -162,6 +162,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MessageRoleEnum": "threads.models.Role",
         "ApiRoleEnum": "threads.models.API_ROLES",
+        "MessageStatusEnum": "threads.models.MessageStatus",
     },
 }
 

@@ -31,6 +31,13 @@ def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
     )
 
 
+def thread_get_for_deletion(*, tenant: Tenant, public_id: str) -> Thread:
+    """Like ``thread_get``, deleted threads included (a DELETE retried under its key)."""
+    return get_object_or_404(
+        Thread.objects.select_related("tenant"), tenant=tenant, public_id=public_id
+    )
+
+
 def thread_list(*, tenant: Tenant, user_ref: str | None = None) -> QuerySet[Thread]:
     threads = Thread.objects.filter(tenant=tenant, deleted_at__isnull=True).select_related(
         "active_leaf", "profile"
