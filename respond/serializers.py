@@ -1,10 +1,28 @@
 """Request and response shapes of the respond endpoint."""
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from compaction.serializers import ContextRequestSerializer
-from threads.serializers import ContentField, MessageSerializer, UsageField, _validate_metadata
+from threads.serializers import (
+    CONTENT_PART_SCHEMA,
+    MessageSerializer,
+    UsageField,
+    _validate_metadata,
+)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": CONTENT_PART_SCHEMA, "minItems": 1, "maxItems": 64},
+        ]
+    }
+)
+class UserContentField(serializers.JSONField):
+    """The user's turn: a string or a list of content parts (checked by ``threads.content``)."""
 
 
 class RespondRequestSerializer(ContextRequestSerializer):
@@ -12,7 +30,7 @@ class RespondRequestSerializer(ContextRequestSerializer):
 
     leaf_id = None  # the input ends at the user turn this call appends
     role = serializers.ChoiceField(choices=["user"], default="user")
-    content = ContentField(
+    content = UserContentField(
         help_text="The user's turn: text, or a list of content parts (text; images and files "
         "by reference)."
     )
