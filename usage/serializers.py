@@ -19,6 +19,13 @@ class UsageQuerySerializer(serializers.Serializer):
             "user_ref": serializers.CharField(required=False, max_length=255),
         }
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A query parameter given empty (`?from=`) is malformed, not absent (DRF skips it).
+        empty = [name for name in self.fields if self.initial_data.get(name) == ""]
+        if empty:
+            raise serializers.ValidationError({name: "must not be empty." for name in empty})
+        return attrs
+
 
 class UsageSerializer(serializers.Serializer):
     turns = serializers.IntegerField(help_text="Assistant turns with usage (respond or append).")

@@ -146,6 +146,8 @@ def test_bad_periods_are_400(acme):
         ({"from": "2025-01-01", "to": "2026-03-01"}, "invalid_period"),
         ({"group_by": "week"}, "invalid"),
         ({"from": "yesterday"}, "invalid"),
+        ({"from": ""}, "invalid"),
+        ({"user_ref": ""}, "invalid"),
     ]
     for params, code in cases:
         response = acme.client.get("/api/v1/usage", params)
