@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -37,6 +36,17 @@ SSE_DESCRIPTION = """Server-Sent Events, each `event: <name>` + `data: <JSON>`:
 - `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the model fails
   mid-answer (`model_unavailable`: what was streamed is stored as an `interrupted` turn; retry
   with the same Idempotency-Key to complete it)."""
+
+
+# One event of the stream (what SSE-aware tools check each event against).
+SSE_EVENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "event": {"enum": ["turn", "token", "done", "error"]},
+        "data": {"type": "string", "description": "A JSON object; see the description."},
+    },
+    "required": ["event", "data"],
+}
 
 
 class JsonOrEventStream(DefaultContentNegotiation):
@@ -127,7 +137,7 @@ class RespondView(APIView):
         responses={
             201: RespondResultSerializer,
             (200, "text/event-stream"): OpenApiResponse(
-                response=OpenApiTypes.STR, description=SSE_DESCRIPTION
+                response=SSE_EVENT_SCHEMA, description=SSE_DESCRIPTION
             ),
             502: OpenApiResponse(
                 response=ErrorSerializer,
