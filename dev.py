@@ -4,8 +4,9 @@
     python3 dev.py serve [PORT]   # install, migrate, seed a demo, run web + a real Celery worker
     python3 dev.py test           # install, run the whole test suite (extra args go to pytest)
 
-Both create ``.venv`` on first use and reinstall only when pyproject.toml changes. ``serve``
-listens on PORT (default: the PORT environment variable, else 8000).
+Both create ``.venv`` on first use and reinstall only when a pyproject.toml changes (the
+server's, or the Python client's in ``clients/python``). ``serve`` listens on PORT (default:
+the PORT environment variable, else 8000).
 """
 
 import hashlib
@@ -29,6 +30,7 @@ START_TIMEOUT = 120.0
 # processes have been silent this long, or this long after they started answering.
 QUIET_SECONDS = 1.5
 QUIET_MAX_SECONDS = 15.0
+PYPROJECTS = ("pyproject.toml", "clients/python/pyproject.toml")
 
 
 def ensure_environment() -> None:
@@ -37,13 +39,15 @@ def ensure_environment() -> None:
     if not PYTHON.exists():
         print("Creating .venv …", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = hashlib.sha256(b"".join((ROOT / name).read_bytes() for name in PYPROJECTS)).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
     print("Installing convmem and its dependencies into .venv …", flush=True)
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     subprocess.run([*pip, "-e", f"{ROOT}[dev]"], check=True)
+    # The Python client (its own package; the tests and the README tour use it).
+    subprocess.run([*pip, "-e", str(ROOT / "clients" / "python")], check=True)
     STAMP.write_text(wanted)
 
 

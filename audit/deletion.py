@@ -32,12 +32,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit import tasks
-from audit.erasure import ERASED, thread_content_erase
+from audit.erasure import ERASED, message_content_erase, thread_content_erase
 from audit.events import Actor, audit_event_record
 from audit.models import AssemblyRecord, AuditEvent, ContentBlob, DeletionRequest, LegalHold
 from audit.selectors import deletion_request_threads, legal_holds_active
 from compaction.models import Summary
-from convmem.errors import InvalidRequest
+from convmem.errors import AlreadyErased, InvalidRequest, LegalHoldActive
 from convmem.models import Tenant
 from threads.models import IdempotencyRecord, Message, Role, Thread
 
@@ -90,7 +90,7 @@ def _record(request: DeletionRequest, actor: Actor, action: str, **details: Any)
 def _lock(request: DeletionRequest) -> DeletionRequest:
     return (
         DeletionRequest.objects.select_for_update(of=("self",))
-        .select_related("thread")
+        .select_related("thread", "message__thread")
         .get(pk=request.pk)
     )
 
@@ -210,6 +210,77 @@ def deletion_request_execute(*, request: DeletionRequest, user: Any) -> Deletion
     return locked
 
 
+def deletion_self_service(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    thread: Thread,
+    message: Message | None = None,
+    reason: str = "",
+) -> DeletionRequest:
+    """An app erasing its own data through the API: a whole thread (which the API then answers
+    404 for) or one message of it (a redaction). The request is filed, approved and executed at
+    once by the API key, synchronously, by the same steps as a staff-approved request: the same
+    erasure, progress, proof and audit events (``self_service: true`` in their details).
+
+    Raises ``LegalHoldActive`` (423) while a legal hold covers the thread or its user (the
+    refusal is an audit event, committed) and ``AlreadyErased`` (409) for a message erased
+    before. The thread is
+    not locked while filing; ``_erase_thread`` locks it for the erasure itself.
+    """
+    if message is not None and message.erased_at is not None:
+        raise AlreadyErased(f"Message {message.public_id} is already erased.")
+    holds = legal_holds_active(tenant=tenant, user_refs={thread.user_ref}, threads={thread.pk})
+    subject = [message.public_id] if message else [thread.public_id]
+    if holds:
+        audit_event_record(
+            actor=actor,
+            action="deletion_request.self_service_refused",
+            tenant_id=tenant.pk,
+            thread_public_id=thread.public_id,
+            object_ids=subject,
+            details={"reason": "legal_hold", "legal_holds": [h.pk for h in holds]},
+        )
+        raise LegalHoldActive(_HELD)
+    now = timezone.now()
+    by = f"{actor.type}:{actor.id}"
+    with transaction.atomic():
+        request = DeletionRequest.objects.create(
+            tenant=tenant,
+            thread=thread,
+            message=message,
+            reason=reason,
+            filed_by=by,
+            created_at=now,
+            due_at=now,
+            status=Status.APPROVED,
+            decided_by=by,
+            decided_at=now,
+            execution_requested_by=by,
+            execution_requested_at=now,
+            progress={"state": "queued"},
+        )
+        for step in ("filed", "approved", "execution_requested"):
+            _record(request, actor, step, self_service=True, subject=subject)
+    deletion_request_perform(request_id=request.pk, budget_seconds=float("inf"), actor=actor)
+    request.refresh_from_db()
+    if request.status != Status.EXECUTED:
+        # A hold placed since the check above: the execution was refused (and recorded).
+        raise LegalHoldActive(_HELD)
+    if message is None:
+        with transaction.atomic():
+            Thread.objects.filter(pk=thread.pk).update(deleted_at=timezone.now())
+            audit_event_record(
+                actor=actor,
+                action="thread.deleted",
+                tenant_id=tenant.pk,
+                thread_public_id=thread.public_id,
+                object_ids=[thread.public_id, request.public_id],
+            )
+    return request
+
+
+_HELD = "A legal hold covers this thread or its user; nothing was erased."
 KINDS = ("threads", "messages", "summaries", "assemblies", "content_blobs")
 
 
@@ -232,7 +303,9 @@ def _empty_proof(request: DeletionRequest) -> dict[str, Any]:
     }
 
 
-def deletion_request_perform(*, request_id: int, budget_seconds: float = 60.0) -> bool:
+def deletion_request_perform(
+    *, request_id: int, budget_seconds: float = 60.0, actor: Actor | None = None
+) -> bool:
     """Do (or continue) the erasure of an approved request whose execution was asked for.
 
     Works thread by thread, for about ``budget_seconds``, and returns True when the request is
@@ -243,7 +316,7 @@ def deletion_request_perform(*, request_id: int, budget_seconds: float = 60.0) -
     request = DeletionRequest.objects.select_related("tenant").get(pk=request_id)
     if request.status != Status.APPROVED or request.execution_requested_at is None:
         return True
-    actor = _staff(request.execution_requested_by)
+    actor = actor or _staff(request.execution_requested_by)
     holds = deletion_request_blocking_holds(request)
     if holds:
         with transaction.atomic():
@@ -269,8 +342,12 @@ def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total:
             return
         # Then the thread row, as appends and edits do, so none commits halfway through.
         thread = Thread.objects.select_for_update(no_key=True).get(pk=thread_pk)
-        erased = thread_content_erase(thread=thread, actor=actor)
-        Thread.objects.filter(pk=thread_pk).update(title="", metadata={})
+        if locked.message_id is not None:
+            # A redaction: the one message; the thread's title and metadata stay.
+            erased = message_content_erase(message=locked.message, actor=actor)
+        else:
+            erased = thread_content_erase(thread=thread, actor=actor)
+            Thread.objects.filter(pk=thread_pk).update(title="", metadata={})
         proof = locked.proof or _empty_proof(locked)
         counts, ids = proof["counts"], proof["erased"]
         counts["threads"] += 1
@@ -314,7 +391,8 @@ def _exclusive_blob_hashes(request: DeletionRequest) -> set[str]:
 
 
 def _finish(request: DeletionRequest, actor: Actor) -> None:
-    hashes = _exclusive_blob_hashes(request)
+    # A redaction erases one message; system prompts and retrieved texts are not part of it.
+    hashes = set() if request.message_id else _exclusive_blob_hashes(request)
     with transaction.atomic():
         locked = _lock(request)
         if locked.status != Status.APPROVED:

@@ -59,13 +59,27 @@ def thread_content_erase(
     Must run inside a transaction (the caller's), so the erasure, the summary invalidation and
     the caller's audit event commit together.
     """
-    now = timezone.now()
     live = Message.objects.filter(thread=thread, erased_at__isnull=True).exclude(role=Role.ROOT)
     if created_before is not None:
         live = live.filter(created_at__lt=created_before)
+    return _erase(thread, live, actor, everything=created_before is None)
+
+
+def message_content_erase(*, message: Message, actor: Actor) -> ThreadErasure:
+    """Tombstone one message (a redaction) and every copy derived from it: the summaries that
+    covered it (stale, rebuilt from the originals), the snapshots that showed it, the stored
+    responses that carried it. Idempotent; same transaction rule as ``thread_content_erase``.
+    """
+    live = Message.objects.filter(pk=message.pk, erased_at__isnull=True).exclude(role=Role.ROOT)
+    return _erase(message.thread, live, actor, everything=False)
+
+
+def _erase(
+    thread: Thread, live: QuerySet[Message], actor: Actor, *, everything: bool
+) -> ThreadErasure:
+    now = timezone.now()
     erased_pks, erased_ids = _tombstone(live, now)
     result = ThreadErasure(messages=erased_ids)
-    everything = created_before is None
     if not erased_pks and not everything:
         return result
     result.summaries = _erase_summaries(thread, set(erased_pks), actor, everything)

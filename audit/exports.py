@@ -96,6 +96,7 @@ def _message(m: Message) -> Record:
         "metadata": m.metadata,
         "model": m.model,
         "usage": m.usage,
+        "status": m.status,
         "token_count": m.token_count,
         "depth": m.depth,
         "edits_id": m.edits_public_id,
@@ -180,6 +181,7 @@ def _deletion_request(r: DeletionRequest) -> Record:
         "id": r.public_id,
         "user_ref": r.user_ref or None,
         "thread_id": r.thread.public_id if r.thread else None,
+        "message_id": r.message.public_id if r.message_id else None,
         "status": r.status,
         "created_at": r.created_at,
         "due_at": r.due_at,
@@ -259,7 +261,9 @@ class Export:
         requests = DeletionRequest.objects.filter(tenant=self.tenant).filter(
             Q(thread__in=self.threads()) | Q(user_ref__in=self._user_refs())
         )
-        return map(_deletion_request, _keyset(requests.select_related("thread"), self.batch))
+        return map(
+            _deletion_request, _keyset(requests.select_related("thread", "message"), self.batch)
+        )
 
     def chunks(self, on_record: OnRecord | None = None) -> Iterator[str]:
         """The export as text chunks of about ``CHUNK_CHARS``; ``on_record(type)`` per record."""

@@ -200,7 +200,8 @@ class LegalHold(models.Model):
 
 
 class DeletionRequest(models.Model):
-    """A right-to-erasure request for a ``user_ref`` (all their threads) or one thread.
+    """A right-to-erasure request for a ``user_ref`` (all their threads), one thread, or one
+    message of a thread (a redaction).
 
     received → approved | rejected → executed. Execution is asked for by a person with the
     execute permission and done by a Celery task; ``progress`` shows how far it got and
@@ -220,6 +221,10 @@ class DeletionRequest(models.Model):
     user_ref = models.CharField(max_length=255, blank=True)
     thread = models.ForeignKey(
         "threads.Thread", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # A redaction: only this message of ``thread`` (filed through the API by the app itself).
+    message = models.ForeignKey(
+        "threads.Message", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     reason = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
@@ -251,6 +256,10 @@ class DeletionRequest(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["received", "approved", "rejected", "executed"]),
                 name="deletion_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(message__isnull=True) | Q(thread__isnull=False),
+                name="deletion_message_in_thread",
             ),
         ]
 

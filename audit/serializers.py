@@ -22,6 +22,9 @@ class DeletionRequestSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id", read_only=True)
     user_ref = serializers.SerializerMethodField()
     thread_id = serializers.SerializerMethodField()
+    message_id = serializers.SerializerMethodField(
+        help_text="A redaction: the one message erased (else null)."
+    )
     rejection_reason = serializers.SerializerMethodField()
     proof = serializers.JSONField(
         read_only=True, help_text="Once executed: what was erased (counts and ids), who, when."
@@ -33,6 +36,7 @@ class DeletionRequestSerializer(serializers.ModelSerializer):
             "id",
             "user_ref",
             "thread_id",
+            "message_id",
             "status",
             "reason",
             "created_at",
@@ -50,8 +54,15 @@ class DeletionRequestSerializer(serializers.ModelSerializer):
     def get_thread_id(self, request: DeletionRequest) -> str | None:
         return request.thread.public_id if request.thread_id else None
 
+    def get_message_id(self, request: DeletionRequest) -> str | None:
+        return request.message.public_id if request.message_id else None
+
     def get_rejection_reason(self, request: DeletionRequest) -> str | None:
         return request.rejection_reason or None
+
+
+class RedactRequestSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
 class ReplayMessageSerializer(serializers.Serializer):

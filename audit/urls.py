@@ -11,6 +11,11 @@ urlpatterns = [
     path("threads/<str:thread_id>/export", views.ThreadExportView.as_view(), name="thread-export"),
     path("exports", views.UserExportView.as_view(), name="user-export"),
     path(
+        "threads/<str:thread_id>/messages/<str:message_id>/redact",
+        views.MessageRedactView.as_view(),
+        name="message-redact",
+    ),
+    path(
         "deletion-requests",
         views.DeletionRequestCreateView.as_view(),
         name="deletion-request-create",

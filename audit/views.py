@@ -2,7 +2,7 @@
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -14,13 +14,15 @@ from audit.replay import assembly_replay
 from audit.serializers import (
     DeletionRequestCreateSerializer,
     DeletionRequestSerializer,
+    RedactRequestSerializer,
     ReplaySerializer,
 )
 from convmem.api import actor_of, idempotency_parameter, idempotent_response, tenant_of
 from convmem.auth import HasExportScope, IsTenant
 from convmem.errors import InvalidRequest
+from convmem.schema import LEGAL_HOLD_RESPONSE, ErrorSerializer
 from threads.models import Thread
-from threads.selectors import thread_get
+from threads.selectors import message_get, thread_get
 
 
 class AssemblyReplayView(APIView):
@@ -154,6 +156,44 @@ class DeletionRequestCreateView(APIView):
                 reason=fields["reason"],
             )
             return 202, DeletionRequestSerializer(filed).data, thread
+
+        return idempotent_response(request, required=False, thread=thread, perform=perform)
+
+
+class MessageRedactView(APIView):
+    @extend_schema(
+        operation_id="messages_redact",
+        description="Erase one message's content (a redaction): the message stays in the tree "
+        "as a tombstone (`erased: true`), and the memos that covered it (stale, rebuilt from "
+        "the originals), recorded snapshots and stored responses that copied it are erased "
+        "too. Runs at once and answers the executed deletion request with its proof. 423 "
+        "`legal_hold` under a legal hold; 409 `already_erased` for an erased message.",
+        request=RedactRequestSerializer,
+        parameters=[idempotency_parameter(required=False)],
+        responses={
+            200: DeletionRequestSerializer,
+            409: OpenApiResponse(
+                response=ErrorSerializer,
+                description="`already_erased`, or an Idempotency-Key still in flight.",
+            ),
+            423: LEGAL_HOLD_RESPONSE,
+        },
+    )
+    def post(self, request: Request, thread_id: str, message_id: str) -> Response:
+        thread = thread_get(tenant=tenant_of(request), public_id=thread_id)
+        message = message_get(thread=thread, public_id=message_id)
+        data = RedactRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+
+        def perform() -> tuple[int, dict, Thread | None]:
+            erased = deletion.deletion_self_service(
+                tenant=thread.tenant,
+                actor=actor_of(request),
+                thread=thread,
+                message=message,
+                reason=data.validated_data["reason"],
+            )
+            return 200, DeletionRequestSerializer(erased).data, thread
 
         return idempotent_response(request, required=False, thread=thread, perform=perform)
 

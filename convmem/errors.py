@@ -67,6 +67,35 @@ class InvalidCursor(ApiError):
     default_detail = "Invalid cursor."
 
 
+class ModelUnavailable(ApiError):
+    """The chat model did not answer (timeout, refused connection, 429 or 5xx): a retry with the
+    same Idempotency-Key resumes the turn."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "model_unavailable"
+    default_detail = "The chat model is unavailable; retry with the same Idempotency-Key."
+
+
+class ModelRefused(ApiError):
+    """The chat model refused the request (4xx other than 408/409/429): retrying cannot help."""
+
+    status_code = status.HTTP_502_BAD_GATEWAY
+    default_code = "model_error"
+    default_detail = "The chat model refused the request."
+
+
+class LegalHoldActive(ApiError):
+    status_code = status.HTTP_423_LOCKED
+    default_code = "legal_hold"
+    default_detail = "The data is under legal hold; it cannot be erased now."
+
+
+class AlreadyErased(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "already_erased"
+    default_detail = "This content is already erased."
+
+
 class ServiceUnavailable(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_code = "service_unavailable"

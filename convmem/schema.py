@@ -9,7 +9,7 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from convmem.api import IDEMPOTENCY_HEADER
@@ -41,6 +41,12 @@ ERROR_DESCRIPTIONS = {
     429: "Throttled.",
     503: "The database is unavailable; nothing was written.",
 }
+
+
+LEGAL_HOLD_RESPONSE = OpenApiResponse(
+    response=ErrorSerializer,
+    description="`legal_hold`: a legal hold covers the data; nothing was erased.",
+)
 
 
 class BearerApiKeyScheme(OpenApiAuthenticationExtension):

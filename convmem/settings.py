@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "threads",
     "compaction",
     "audit",
+    "respond",
+    "usage",
 ]
 
 MIDDLEWARE = [
@@ -182,6 +184,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MessageRoleEnum": "threads.models.Role",
         "ApiRoleEnum": "threads.models.API_ROLES",
+        "MessageStatusEnum": "threads.models.MessageStatus",
     },
 }
 
@@ -220,6 +223,20 @@ CONVMEM_SUMMARIZER_CONTEXT_TOKENS = env.int("CONVMEM_SUMMARIZER_CONTEXT_TOKENS",
 CONVMEM_MEMO_SCORE_MAX_MESSAGES = env.int("CONVMEM_MEMO_SCORE_MAX_MESSAGES", default=2000)
 # The memo page warns when a memo's recall (of the facts mentioned last in its range) is below.
 CONVMEM_MEMO_LOW_RECALL = env.float("CONVMEM_MEMO_LOW_RECALL", default=0.2)
+
+# --- The respond endpoint (respond/): the OpenAI-compatible chat model it calls ------------------
+# Defaults: the summarizer's server and model. A thread's model profile may name another model.
+CONVMEM_CHAT_BASE_URL = env.str("CONVMEM_CHAT_BASE_URL", default=CONVMEM_OPENAI_BASE_URL)
+CONVMEM_CHAT_MODEL = env.str("CONVMEM_CHAT_MODEL", default=CONVMEM_OPENAI_MODEL)
+CONVMEM_CHAT_API_KEY = env.str("CONVMEM_CHAT_API_KEY", default=CONVMEM_OPENAI_API_KEY)
+# Seconds to connect, and to wait for each streamed chunk.
+CONVMEM_CHAT_TIMEOUT = env.float("CONVMEM_CHAT_TIMEOUT", default=60.0)
+# A request answering under an Idempotency-Key holds it this long, renewed while it streams;
+# a retry takes an answer over only once its holder stopped renewing (died mid-stream).
+CONVMEM_RESPOND_LEASE_SECONDS = env.int("CONVMEM_RESPOND_LEASE_SECONDS", default=60)
+# Prices per million tokens for threads without a model profile (in the tenant's currency).
+CONVMEM_DEFAULT_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_PROMPT_PRICE", default="0")
+CONVMEM_DEFAULT_COMPLETION_PRICE = env.str("CONVMEM_DEFAULT_COMPLETION_PRICE", default="0")
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).

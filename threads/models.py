@@ -34,6 +34,9 @@ class Thread(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Set by a self-service DELETE: the content is erased (tombstones stay for the audit trail
+    # and the proof), and the API answers 404 for the thread from then on.
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -57,6 +60,14 @@ class Role(models.TextChoices):
 
 
 API_ROLES = [Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL]
+
+
+class MessageStatus(models.TextChoices):
+    """``interrupted``: an assistant turn the respond endpoint stored with only the part that was
+    streamed before the client went away (or the model failed mid-answer)."""
+
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
 
 
 class Message(TreeNode):
@@ -83,6 +94,9 @@ class Message(TreeNode):
     metadata = models.JSONField(default=dict, blank=True)
     model = models.CharField(max_length=128, blank=True)
     usage = models.JSONField(null=True, blank=True)
+    status = models.CharField(
+        max_length=16, choices=MessageStatus.choices, default=MessageStatus.COMPLETE
+    )
     token_count = models.PositiveIntegerField(default=0)
     depth = models.PositiveIntegerField(default=0)
     edits = models.ForeignKey(
@@ -100,7 +114,15 @@ class Message(TreeNode):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["thread", "id"], name="message_thread_id_idx")]
+        indexes = [
+            models.Index(fields=["thread", "id"], name="message_thread_id_idx"),
+            # Usage rollups read the turns of a period that carry usage, and only those.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(usage__isnull=False),
+                name="message_usage_created_idx",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["thread"], condition=Q(parent__isnull=True), name="message_one_root"

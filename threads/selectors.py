@@ -24,12 +24,24 @@ MESSAGE_TABLE = Message._meta.db_table
 def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
     """The tenant's thread with this id; another tenant's thread is a 404 like a missing one."""
     return get_object_or_404(
-        Thread.objects.select_related("active_leaf", "profile"), tenant=tenant, public_id=public_id
+        Thread.objects.select_related("active_leaf", "profile"),
+        tenant=tenant,
+        public_id=public_id,
+        deleted_at__isnull=True,
+    )
+
+
+def thread_get_for_deletion(*, tenant: Tenant, public_id: str) -> Thread:
+    """Like ``thread_get``, deleted threads included (a DELETE retried under its key)."""
+    return get_object_or_404(
+        Thread.objects.select_related("tenant"), tenant=tenant, public_id=public_id
     )
 
 
 def thread_list(*, tenant: Tenant, user_ref: str | None = None) -> QuerySet[Thread]:
-    threads = Thread.objects.filter(tenant=tenant).select_related("active_leaf", "profile")
+    threads = Thread.objects.filter(tenant=tenant, deleted_at__isnull=True).select_related(
+        "active_leaf", "profile"
+    )
     if user_ref is not None:
         threads = threads.filter(user_ref=user_ref)
     return threads

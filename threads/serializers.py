@@ -195,6 +195,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "metadata",
             "model",
             "usage",
+            "status",
             "token_count",
             "edits_id",
             "assembly_id",

@@ -9,11 +9,12 @@ a time, so appends to different threads never wait on each other. On SQLite the 
 no-op; ``transaction_mode=IMMEDIATE`` serialises writers instead.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from rest_framework.exceptions import NotFound
 
 from audit.events import Actor, audit_event_record
 from audit.models import AssemblyRecord
@@ -22,7 +23,7 @@ from convmem.models import Tenant
 from threads import content as content_rules
 from threads import selectors
 from threads.content import Content
-from threads.models import API_ROLES, Message, Role, Thread
+from threads.models import API_ROLES, Message, MessageStatus, Role, Thread
 
 
 def thread_encoding(thread: Thread) -> str:
@@ -124,8 +125,13 @@ def _lock_thread(thread: Thread) -> Thread:
     No join in the locking statement: under READ COMMITTED, a lock that waited for a concurrent
     leaf move re-reads only the locked row, and a joined leaf would still come from the old
     snapshot, so the leaf that transaction just committed would be missing (NULL).
+
+    A thread deleted meanwhile (self-service DELETE) is a 404: nothing is written into it.
     """
-    return Thread.objects.select_for_update(no_key=True).get(pk=thread.pk)
+    locked = Thread.objects.select_for_update(no_key=True).get(pk=thread.pk)
+    if locked.deleted_at is not None:
+        raise NotFound("Not found.")
+    return locked
 
 
 def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:
@@ -189,6 +195,7 @@ def _insert_node(
     body: TurnBody,
     edits: Message | None = None,
     assembly: AssemblyRecord | None = None,
+    status: str = MessageStatus.COMPLETE,
 ) -> Message:
     message = Message.objects.create(
         thread=thread,
@@ -205,6 +212,7 @@ def _insert_node(
         depth=parent.depth + 1,
         edits=edits,
         assembly=assembly,
+        status=status,
     )
     # The public ids the API shows, known here without another query.
     message.parent_public_id = None if parent.role == Role.ROOT else parent.public_id
@@ -317,6 +325,64 @@ def message_edit(
             thread_public_id=locked.public_id,
             object_ids=[message.public_id, original.public_id],
             details={"edits_id": original.public_id, "tokens": body.token_count},
+        )
+    return message
+
+
+def assistant_turn_record(
+    *,
+    thread: Thread,
+    actor: Actor,
+    parent_public_id: str,
+    content: str,
+    model: str,
+    usage: dict[str, Any],
+    assembly_public_id: str,
+    status: str = MessageStatus.COMPLETE,
+    replaces_public_id: str | None = None,
+) -> Message:
+    """Store an answer the respond endpoint got from the model: an assistant turn under the
+    user turn it answers (``parent_public_id``), linked to the assembly it answered; it becomes
+    the active leaf. ``status`` ``interrupted``: only the part streamed before the client went
+    away. ``replaces_public_id``: the interrupted answer this one completes; the new turn is
+    its sibling and names it in ``edits_id`` (the interrupted node stays, as any edited node).
+
+    ``usage`` is stored as given (the model's report, or an estimate marked ``estimated``).
+    Takes the thread row lock like every write here.
+    """
+    body = turn_body_check(thread=thread, role=Role.ASSISTANT, content=content, model=model)
+    body = replace(body, usage=usage)
+    with transaction.atomic():
+        locked = _lock_thread(thread)
+        parent = _node_of(locked, parent_public_id, field="parent_id")
+        replaced = (
+            _node_of(locked, replaces_public_id, field="replaces") if replaces_public_id else None
+        )
+        assembly = _assembly_of(locked, assembly_public_id, Role.ASSISTANT)
+        message = _insert_node(
+            thread=locked,
+            parent=parent,
+            role=Role.ASSISTANT,
+            body=body,
+            edits=replaced,
+            assembly=assembly,
+            status=status,
+        )
+        _move_leaf(locked, message)
+        audit_event_record(
+            actor=actor,
+            action="message.appended",
+            tenant_id=locked.tenant_id,
+            thread_public_id=locked.public_id,
+            object_ids=[message.public_id],
+            details={
+                "role": Role.ASSISTANT,
+                "parent_id": message.parent_public_id,
+                "tokens": body.token_count,
+                "status": status,
+                "edits_id": message.edits_public_id,
+                "assembly_id": assembly.public_id if assembly else None,
+            },
         )
     return message
 

@@ -31,6 +31,7 @@ from convmem.models import KNOWN_SCOPES
 from convmem.tenancy import api_key_create
 from convmem.wsgi import application
 from tests.conftest import SYSTEM, TenantKit, make_thread
+from tests.support.chat_server import ChatServer
 from threads import services
 from threads.content import NULL_CONTENT
 from threads.selectors import thread_get
@@ -60,6 +61,10 @@ STATE_CODES = {
     "budget_too_small",
     "retrieved_over_budget",
     "reserve_exceeds_window",
+    # respond: an answer cap above the budget's output reserve
+    "max_tokens_over_reserve",
+    # usage: `to` before `from`, or a period too long for its grouping
+    "invalid_period",
 }
 UNSTATED_RULES = {
     "Invalid cursor.",
@@ -200,7 +205,15 @@ def in_test_transaction() -> Iterator[None]:
     request_finished.connect(close_old_connections)
 
 
-@pytest.mark.usefixtures("in_test_transaction")
+@pytest.fixture
+def chat_model(settings: Any) -> Iterator[None]:
+    """The respond endpoint's model: the real local chat server (answers never fail)."""
+    with ChatServer() as server:
+        settings.CONVMEM_CHAT_BASE_URL = server.base_url
+        yield
+
+
+@pytest.mark.usefixtures("in_test_transaction", "chat_model")
 @pytest.mark.parametrize("label", OPERATIONS)
 @pytest.mark.parametrize("tenant", ["acme", "globex"])
 def test_operation_conforms_to_its_schema(

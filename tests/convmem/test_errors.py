@@ -32,7 +32,7 @@ def test_not_found(acme):
 def test_method_not_allowed(acme):
     thread = make_thread(acme.tenant)
 
-    r = acme.client.delete(f"/api/v1/threads/{thread.public_id}")
+    r = acme.client.put(f"/api/v1/threads/{thread.public_id}", {}, format="json")
 
     assert error_of(r) == (405, "method_not_allowed")
 

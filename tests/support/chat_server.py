@@ -19,6 +19,15 @@ Modes:
 With `api_key` set, requests without `Authorization: Bearer <api_key>` get a 401. Every
 completion request is recorded (`requests`) with its headers and parsed body.
 
+Streaming (`"stream": true` in the request, as the respond endpoint asks): the reply goes out as
+Server-Sent Events in the `chat.completion.chunk` shape, one word (with its trailing space) per
+chunk, `chunk_delay` seconds apart, then a chunk with `finish_reason`, then (when the request
+asks with `stream_options.include_usage`) a usage chunk with no choices, then `data: [DONE]`.
+`reply` sets a fixed reply text for every mode that answers (default: the deterministic memo
+above). `stream_fail_after` (a number of words) ends the stream there without `finish_reason`
+or `[DONE]`, as a server that dies mid-answer does. A stream whose client went away is counted
+in `aborted_streams` (so a test can see that the caller stopped reading the model).
+
 In tests: `with ChatServer(mode="error500") as server: ... server.base_url ...`.
 As a process: `python -m tests.support.chat_server --port 0 --mode ok`; the first line on stdout
 is `chat server listening on <base_url>`.
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
@@ -76,6 +86,10 @@ class ChatServer:
         self.delay = delay
         self.api_key = api_key
         self.context_limit = context_limit
+        self.reply: str | None = None
+        self.chunk_delay = 0.0
+        self.stream_fail_after: int | None = None
+        self._aborted_streams = 0
         self._httpd = ThreadingHTTPServer((HOST, port), _Handler)
         self._httpd.chat_server = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
@@ -100,6 +114,12 @@ class ChatServer:
         with self._lock:
             self._requests.clear()
 
+    @property
+    def aborted_streams(self) -> int:
+        """Streams whose client closed the connection before the end."""
+        with self._lock:
+            return self._aborted_streams
+
     def configure(
         self,
         *,
@@ -107,11 +127,21 @@ class ChatServer:
         fail_n: int | None = None,
         delay: float | None = None,
         context_limit: int | None = None,
+        reply: str | None = None,
+        chunk_delay: float | None = None,
+        stream_fail_after: int | None = None,
     ) -> None:
-        """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count."""
+        """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count.
+        `stream_fail_after=0` turns mid-stream failures off again."""
         with self._lock:
             if context_limit is not None:
                 self.context_limit = context_limit
+            if reply is not None:
+                self.reply = reply
+            if chunk_delay is not None:
+                self.chunk_delay = chunk_delay
+            if stream_fail_after is not None:
+                self.stream_fail_after = stream_fail_after or None
             if mode is not None:
                 self.mode = _checked_mode(mode)
             if fail_n is not None:
@@ -167,6 +197,14 @@ class ChatServer:
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless stopped meanwhile; True if the server is still running."""
         return not self._stopping.wait(seconds)
+
+    def _stream_settings(self) -> tuple[float, int | None]:
+        with self._lock:
+            return self.chunk_delay, self.stream_fail_after
+
+    def _stream_aborted(self) -> None:
+        with self._lock:
+            self._aborted_streams += 1
 
 
 def _checked_mode(mode: str) -> str:
@@ -232,8 +270,39 @@ class _Handler(BaseHTTPRequestHandler):
         elif mode == "no_choices":
             self._send_json(200, {"id": "chatcmpl-test", "object": "chat.completion"})
         else:
-            content = "" if mode == "empty" else fake_summary(body)
-            self._send_json(200, completion(body, content))
+            content = "" if mode == "empty" else (self.chat.reply or fake_summary(body))
+            if body.get("stream"):
+                self._stream(body, content)
+            else:
+                self._send_json(200, completion(body, content))
+
+    def _stream(self, body: dict[str, Any], content: str) -> None:
+        """Answer as an SSE stream of chunks (see the module docstring)."""
+        chunk_delay, fail_after = self.chat._stream_settings()
+        answer = completion(body, content)
+        words = re.findall(r"\S+\s*", content)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            self._event(chunk(answer, {"role": "assistant", "content": ""}))
+            for index, word in enumerate(words):
+                if fail_after is not None and index >= fail_after:
+                    return  # the connection closes with no finish_reason and no [DONE]
+                if index and chunk_delay and not self.chat._sleep(chunk_delay):
+                    return
+                self._event(chunk(answer, {"content": word}))
+            self._event(chunk(answer, {}, finish_reason="stop"))
+            if (body.get("stream_options") or {}).get("include_usage"):
+                self._event({**chunk(answer, {}), "choices": [], "usage": answer["usage"]})
+            self.wfile.write(b"data: [DONE]\n\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.chat._stream_aborted()
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+        self.wfile.flush()
 
     def _over_context(self, body: dict[str, Any]) -> bool:
         """Answer 400 `context_length_exceeded` (as OpenAI words it) when the prompt and the
@@ -327,6 +396,19 @@ def completion(body: dict[str, Any], content: str) -> dict[str, Any]:
             "completion_tokens": completion_words,
             "total_tokens": prompt_size + completion_words,
         },
+    }
+
+
+def chunk(
+    answer: dict[str, Any], delta: dict[str, Any], finish_reason: str | None = None
+) -> dict[str, Any]:
+    """One `chat.completion.chunk` of the streamed `answer`."""
+    return {
+        "id": answer["id"],
+        "object": "chat.completion.chunk",
+        "created": answer["created"],
+        "model": answer["model"],
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     }
 
 

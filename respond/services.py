@@ -1,0 +1,441 @@
+"""One call per turn: append the user's turn, assemble its model input, ask the model, stream
+the answer, store it. Behind ``POST /api/v1/threads/{id}/respond``.
+
+Protocol, per (tenant, Idempotency-Key):
+
+1. **The user turn** goes through ``threads.idempotency.run_idempotent``, as any append does:
+   one transaction appends the user turn, assembles the model input for it
+   (``context_assemble``: a budget that cannot fit it is a 400 and nothing is written) and
+   creates the ``RespondRun`` holding the claim on answering (attempt 1, a lease). A retry
+   replays this step, so a key never makes a second user turn.
+2. **The answer** is asked of the model outside any transaction and streamed; the lease is
+   renewed while chunks arrive. It is stored by ``_store``, which locks the run row and writes
+   only if the run still names this request's attempt: a request whose claim was taken over
+   stores nothing. A client that goes away (the generator is closed) leaves an assistant turn
+   with status ``interrupted`` holding what was streamed; a model that fails mid-answer does
+   the same.
+3. **A retry** (same key, same body; ``stream`` may differ) finds the run:
+   complete → the stored answer is replayed (read from the rows, so erased content shows
+   erased); being answered under a live lease → 409, retry later; interrupted, failed, or its
+   lease expired (the request answering it died) → the retry takes the claim (attempt + 1)
+   and resumes: the input is assembled again for the same user turn, the model is asked
+   again, and the answer is stored as a sibling of the interrupted one naming it in
+   ``edits_id``. The path keeps one user turn and one answer.
+
+Locks: ``_store`` takes the run row, then (``assistant_turn_record``) the thread row. Nothing
+else locks run rows, so the order cannot deadlock with appends or erasure.
+"""
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from time import monotonic
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from audit.events import Actor
+from audit.models import AssemblyRecord
+from compaction.context import Assembly, RetrievedItem, context_assemble
+from compaction.tokens import count_tokens
+from convmem.errors import (
+    ApiError,
+    IdempotencyKeyInFlight,
+    InvalidRequest,
+    ModelRefused,
+    ModelUnavailable,
+)
+from respond.chat import ChatStream, ModelError, ModelParams, chat_model_for, chat_stream_open
+from respond.models import RespondRun
+from threads import services as thread_services
+from threads.idempotency import run_idempotent
+from threads.models import IdempotencyRecord, Message, MessageStatus, Role, Thread
+
+logger = logging.getLogger(__name__)
+Status = RespondRun.Status
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """The user's turn, as an append takes it."""
+
+    content: Any
+    metadata: dict[str, Any] | None = None
+    parent_public_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """How to assemble the input and what to ask the model for."""
+
+    window_tokens: int | None = None
+    reserve_tokens: int | None = None
+    system: str | None = None
+    retrieved: tuple[RetrievedItem, ...] = ()
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+# --- events, in the order a caller sees them ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Started:
+    run: RespondRun
+    replayed: bool
+    resumed: bool
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    run: RespondRun
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The answer could not be completed; ``error`` is what a JSON response would say."""
+
+    run: RespondRun
+    error: ApiError
+
+
+Event = Started | Token | Finished | Failed
+
+
+class _ClaimLost(Exception):
+    """Another request took the answer over (this one outlived its lease)."""
+
+
+def _lease_end() -> Any:
+    return timezone.now() + timedelta(seconds=settings.CONVMEM_RESPOND_LEASE_SECONDS)
+
+
+def _lock_claim(run: RespondRun, attempt: int) -> RespondRun | None:
+    """The run row, locked, if ``attempt`` still holds it; else None."""
+    return (
+        RespondRun.objects.select_for_update()
+        .filter(pk=run.pk, attempt=attempt, status=Status.STREAMING)
+        .first()
+    )
+
+
+def _release(run: RespondRun, attempt: int, *, code: str) -> None:
+    """Give the claim up without an answer (a retry resumes)."""
+    RespondRun.objects.filter(pk=run.pk, attempt=attempt, status=Status.STREAMING).update(
+        status=Status.FAILED, leased_until=None, error_code=code, updated_at=timezone.now()
+    )
+
+
+def _take_over(run: RespondRun) -> int | None:
+    """Claim a run nobody is answering; a conditional UPDATE picks one winner. Returns the new
+    attempt, or None if a live request holds it (or it completed meanwhile)."""
+    now = timezone.now()
+    claimable = Q(status__in=[Status.INTERRUPTED, Status.FAILED]) | Q(
+        status=Status.STREAMING, leased_until__lt=now
+    )
+    taken = RespondRun.objects.filter(claimable, pk=run.pk, attempt=run.attempt).update(
+        status=Status.STREAMING,
+        attempt=F("attempt") + 1,
+        leased_until=_lease_end(),
+        error_code="",
+        updated_at=now,
+    )
+    return run.attempt + 1 if taken == 1 else None
+
+
+def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext) -> Assembly:
+    return context_assemble(
+        thread=thread,
+        actor=actor,
+        window_tokens=context.window_tokens,
+        reserve_tokens=context.reserve_tokens,
+        system=context.system,
+        leaf_public_id=leaf.public_id,
+        retrieved=list(context.retrieved),
+    )
+
+
+def _model_params(thread: Thread, assembly: AssemblyRecord, context: TurnContext) -> ModelParams:
+    """The answer is capped by the budget's output reserve (so it fits the window)."""
+    reserve = assembly.tokens.get("reserve") or assembly.budget["reserve"]
+    if reserve < 1:
+        raise InvalidRequest(
+            "reserve_tokens must leave room for the answer (at least 1).", code="budget_too_small"
+        )
+    if context.max_tokens is not None and context.max_tokens > reserve:
+        raise InvalidRequest(
+            f"max_tokens ({context.max_tokens}) exceeds the output reserve ({reserve}).",
+            code="max_tokens_over_reserve",
+        )
+    return ModelParams(
+        model=chat_model_for(thread),
+        max_tokens=context.max_tokens or reserve,
+        temperature=context.temperature,
+    )
+
+
+def _begin(
+    *,
+    thread: Thread,
+    actor: Actor,
+    key: str,
+    turn: UserTurn,
+    context: TurnContext,
+    assembled: list[Assembly],
+) -> tuple[int, dict[str, Any], Thread]:
+    """Step 1, inside ``run_idempotent``'s transaction: user turn, input, run. The assembly is
+    handed back in ``assembled`` (its messages are the model input)."""
+    user = thread_services.message_append(
+        thread=thread,
+        actor=actor,
+        role=Role.USER,
+        content=turn.content,
+        parent_public_id=turn.parent_public_id,
+        metadata=turn.metadata,
+    )
+    assembly = _assemble(thread, actor, user, context)
+    _model_params(thread, assembly.record, context)
+    assembled.append(assembly)
+    RespondRun.objects.create(
+        idempotency=IdempotencyRecord.objects.get(tenant_id=thread.tenant_id, key=key),
+        thread=thread,
+        user_message=user,
+        assembly=assembly.record,
+        leased_until=_lease_end(),
+    )
+    body = {
+        "thread_id": thread.public_id,
+        "user_message_id": user.public_id,
+        "assembly_id": assembly.record.public_id,
+    }
+    return 201, body, thread
+
+
+@dataclass
+class Answering:
+    """A claimed attempt: the model's stream is open (or, for a replay, ``stream`` is None)."""
+
+    run: RespondRun
+    thread: Thread
+    actor: Actor
+    attempt: int = 0
+    stream: ChatStream | None = None
+    resumed: bool = False
+
+    @property
+    def replayed(self) -> bool:
+        return self.stream is None
+
+
+def respond_start(
+    *,
+    thread: Thread,
+    actor: Actor,
+    key: str,
+    fingerprint: str,
+    turn: UserTurn,
+    context: TurnContext,
+) -> Answering:
+    """Steps 1 and 3 of the protocol up to the model's response headers; then iterate
+    ``respond_events``. ``thread`` comes with its profile (``thread_get``).
+
+    Raises (nothing streamed yet): ``InvalidRequest`` and the other 4xx of an append and of
+    ``context_assemble``; ``IdempotencyKeyInFlight`` while another request answers under the
+    key; ``ModelUnavailable`` / ``ModelRefused`` when the model cannot be asked (the user turn
+    stays; a retry with the key resumes).
+    """
+    assembled: list[Assembly] = []
+    outcome = run_idempotent(
+        tenant=thread.tenant,
+        key=key,
+        fingerprint=fingerprint,
+        thread=thread,
+        perform=lambda: _begin(
+            thread=thread, actor=actor, key=key, turn=turn, context=context, assembled=assembled
+        ),
+    )
+    run = RespondRun.objects.select_related("user_message", "assembly", "assistant_message").get(
+        idempotency__tenant_id=thread.tenant_id, idempotency__key=key
+    )
+    if not outcome.replayed:
+        first = Answering(run=run, thread=thread, actor=actor, attempt=run.attempt)
+        return _open(first, context, assembled[0])
+    if run.status == Status.COMPLETE:
+        return Answering(run=run, thread=thread, actor=actor)
+    attempt = _take_over(run)
+    if attempt is None:
+        run.refresh_from_db()
+        if run.status == Status.COMPLETE:
+            return Answering(run=run, thread=thread, actor=actor)
+        raise IdempotencyKeyInFlight("This turn is being answered by another request; retry later.")
+    answering = Answering(run=run, thread=thread, actor=actor, attempt=attempt, resumed=True)
+    try:
+        assembly = _assemble(thread, actor, run.user_message, context)
+    except BaseException:
+        _release(run, attempt, code="assembly_failed")
+        raise
+    RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(assembly=assembly.record)
+    run.assembly = assembly.record
+    return _open(answering, context, assembly)
+
+
+def _open(answering: Answering, context: TurnContext, assembly: Assembly) -> Answering:
+    run = answering.run
+    try:
+        params = _model_params(answering.thread, assembly.record, context)
+        answering.stream = chat_stream_open(messages=assembly.messages, params=params)
+    except ModelError as error:
+        _release(run, answering.attempt, code="model_unavailable")
+        raise _api_error(error) from error
+    except BaseException:
+        _release(run, answering.attempt, code="internal_error")
+        raise
+    return answering
+
+
+def _api_error(error: ModelError) -> ApiError:
+    if error.retryable:
+        return ModelUnavailable(f"{error.detail}. Retry with the same Idempotency-Key.")
+    return ModelRefused(error.detail)
+
+
+def respond_events(answering: Answering) -> Iterator[Event]:
+    """The events of one answer: ``Started``, ``Token``s, then ``Finished`` or ``Failed``.
+
+    Closing the generator early (the client went away) stores what was streamed as an
+    ``interrupted`` assistant turn, if this request still holds the claim.
+    """
+    if answering.replayed:
+        yield from _replay(answering.run)
+        return
+    yield from _Answer(answering).events()
+
+
+def _replay(run: RespondRun) -> Iterator[Event]:
+    yield Started(run=run, replayed=True, resumed=False)
+    if run.assistant_message.content:
+        yield Token(text=run.assistant_message.content)
+    yield Finished(run=run)
+
+
+class _Answer:
+    """Streams one attempt and stores its outcome under the claim (see the module docstring)."""
+
+    def __init__(self, answering: Answering) -> None:
+        self.answering = answering
+        self.run = answering.run
+        self.stream: ChatStream = answering.stream  # type: ignore[assignment]
+        self.parts: list[str] = []
+        self.renew_every = settings.CONVMEM_RESPOND_LEASE_SECONDS / 3
+        self.renew_at = monotonic() + self.renew_every
+
+    def events(self) -> Iterator[Event]:
+        try:
+            yield Started(run=self.run, replayed=False, resumed=self.answering.resumed)
+            for text in self.stream:
+                self._renew_lease()
+                self.parts.append(text)
+                yield Token(text=text)
+            if self.stream.finish_reason is None:
+                raise ModelError("the model's stream ended before the answer", retryable=True)
+            if not "".join(self.parts).strip():
+                raise ModelError("the model answered with no text", retryable=True)
+            self._store(MessageStatus.COMPLETE)
+            yield Finished(run=self.run)
+        except GeneratorExit:
+            # The client went away: keep what it was sent. (No yield is allowed here.)
+            self._store_interrupted(code="client_disconnected")
+        except ModelError as error:
+            self._store_interrupted(code="model_unavailable")
+            yield Failed(run=self.run, error=_api_error(error))
+        except _ClaimLost:
+            yield Failed(run=self.run, error=IdempotencyKeyInFlight(_TAKEN_OVER))
+        except BaseException:
+            _release(self.run, self.answering.attempt, code="internal_error")
+            raise
+        finally:
+            self.stream.close()
+
+    def _renew_lease(self) -> None:
+        if monotonic() < self.renew_at:
+            return
+        renewed = RespondRun.objects.filter(
+            pk=self.run.pk, attempt=self.answering.attempt, status=Status.STREAMING
+        ).update(leased_until=_lease_end())
+        if renewed != 1:
+            raise _ClaimLost
+        self.renew_at = monotonic() + self.renew_every
+
+    def _store_interrupted(self, *, code: str) -> None:
+        try:
+            if "".join(self.parts).strip():
+                self._store(MessageStatus.INTERRUPTED, code=code)
+            else:
+                # Nothing was streamed: there is no answer to keep.
+                _release(self.run, self.answering.attempt, code=code)
+        except _ClaimLost:
+            pass
+        except Exception:
+            # Never let a failed write mask the disconnect; the lease runs out, a retry resumes.
+            logger.exception("could not store the interrupted answer of run %s", self.run.pk)
+
+    def _usage(self, text: str) -> dict[str, Any]:
+        """The model's report, else an estimate in our encoding (marked ``estimated``): the
+        recorded input's tokens, and the text received."""
+        if self.stream.usage is not None:
+            usage = dict(self.stream.usage)
+        else:
+            encoding = thread_services.thread_encoding(self.answering.thread)
+            usage = {
+                "prompt_tokens": self.run.assembly.tokens.get("total", 0),
+                "completion_tokens": count_tokens(text, encoding),
+                "estimated": True,
+            }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return usage
+
+    def _store(self, status: str, *, code: str = "") -> None:
+        text = "".join(self.parts)
+        run = self.run
+        previous = run.assistant_message
+        with transaction.atomic():
+            if _lock_claim(run, self.answering.attempt) is None:
+                raise _ClaimLost
+            message = thread_services.assistant_turn_record(
+                thread=self.answering.thread,
+                actor=self.answering.actor,
+                parent_public_id=run.user_message.public_id,
+                content=text,
+                model=self.stream.model,
+                usage=self._usage(text),
+                assembly_public_id=run.assembly.public_id,
+                status=status,
+                replaces_public_id=previous.public_id if previous else None,
+            )
+            run.status = Status.COMPLETE if status == MessageStatus.COMPLETE else Status.INTERRUPTED
+            run.assistant_message = message
+            run.leased_until = None
+            run.error_code = code
+            run.finish_reason = self.stream.finish_reason or ""
+            run.save(
+                update_fields=[
+                    "status",
+                    "assistant_message",
+                    "leased_until",
+                    "error_code",
+                    "finish_reason",
+                    "updated_at",
+                ]
+            )
+
+
+_TAKEN_OVER = "A retry took this answer over; read the turn from the thread or retry the key."

@@ -1,0 +1,169 @@
+"""GET /api/v1/usage: tokens and cost per day or month, per tenant and per end user."""
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from compaction.models import ModelProfile, Summary
+from tests.conftest import SYSTEM, make_thread
+from threads import services
+from threads.models import Thread
+
+DAY1 = datetime.fromisoformat("2026-03-02T10:00:00+00:00")
+DAY2 = datetime.fromisoformat("2026-03-05T23:30:00+00:00")
+APRIL = datetime.fromisoformat("2026-04-01T08:00:00+00:00")
+
+
+def answer(thread: Thread, when: datetime, prompt: int, completion: int) -> None:
+    """A user turn and an answer carrying usage, dated ``when``."""
+    services.message_append(thread=thread, actor=SYSTEM, role="user", content="question")
+    message = services.message_append(
+        thread=thread,
+        actor=SYSTEM,
+        role="assistant",
+        content="answer",
+        model="m",
+        usage={"prompt_tokens": prompt, "completion_tokens": completion},
+    )
+    type(message).objects.filter(pk=message.pk).update(created_at=when)
+
+
+def memo(thread: Thread, when: datetime, prompt: int, completion: int) -> Summary:
+    first = thread.messages.exclude(role="root").order_by("id").first()
+    summary = Summary.objects.create(
+        thread=thread,
+        first=first,
+        last=first,
+        status=Summary.Status.READY,
+        text="memo",
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+    )
+    Summary.objects.filter(pk=summary.pk).update(created_at=when)
+    return summary
+
+
+def priced_thread(tenant, *, user_ref: str, prompt: str, completion: str) -> Thread:
+    profile = ModelProfile.objects.create(
+        tenant=tenant,
+        name=f"p-{user_ref}",
+        prompt_price=Decimal(prompt),
+        completion_price=Decimal(completion),
+    )
+    thread = make_thread(tenant, user_ref=user_ref)
+    thread.profile = profile
+    thread.save(update_fields=["profile"])
+    return thread
+
+
+def rollup(kit, **params):
+    response = kit.client.get("/api/v1/usage", params)
+    assert response.status_code == 200, response.data
+    return response.json()
+
+
+def test_it_sums_turns_and_memos_per_day_with_profile_prices(acme, settings):
+    settings.CONVMEM_DEFAULT_PROMPT_PRICE = "1"
+    settings.CONVMEM_DEFAULT_COMPLETION_PRICE = "3"
+    alice = priced_thread(acme.tenant, user_ref="alice", prompt="2.5", completion="10")
+    bob = make_thread(acme.tenant, user_ref="bob")  # no profile: the default prices
+    answer(alice, DAY1, 1000, 200)
+    answer(alice, DAY1, 3000, 400)
+    answer(bob, DAY1, 500, 100)
+    answer(alice, DAY2, 100_000, 1_000)
+    memo(alice, DAY2, 2_000, 300)
+    answer(alice, APRIL, 1, 1)  # outside the period
+
+    body = rollup(acme, **{"from": "2026-03-01", "to": "2026-03-31"})
+    assert body["from"] == "2026-03-01"
+    assert body["to"] == "2026-03-31"
+    assert body["group_by"] == "day"
+    assert body["user_ref"] is None
+    day1, day2 = body["results"]
+    # alice: (4000 * 2.5 + 600 * 10) / 1e6; bob: (500 * 1 + 100 * 3) / 1e6
+    assert day1 == {
+        "period": "2026-03-02",
+        "turns": 3,
+        "prompt_tokens": 4500,
+        "completion_tokens": 700,
+        "memos": 0,
+        "memo_prompt_tokens": 0,
+        "memo_completion_tokens": 0,
+        "total_tokens": 5200,
+        "cost": "0.016800",
+    }
+    assert day2["period"] == "2026-03-05"
+    assert (day2["turns"], day2["memos"]) == (1, 1)
+    assert (day2["memo_prompt_tokens"], day2["memo_completion_tokens"]) == (2000, 300)
+    # (100000 * 2.5 + 1000 * 10 + 2000 * 2.5 + 300 * 10) / 1e6
+    assert day2["cost"] == "0.268000"
+    assert body["totals"]["turns"] == 4
+    assert body["totals"]["memos"] == 1
+    assert body["totals"]["cost"] == "0.284800"
+
+
+def test_one_end_user_and_months(acme):
+    alice = priced_thread(acme.tenant, user_ref="alice", prompt="1", completion="1")
+    bob = priced_thread(acme.tenant, user_ref="bob", prompt="1", completion="1")
+    answer(alice, DAY1, 1_000_000, 0)
+    answer(bob, DAY2, 2_000_000, 0)
+    answer(alice, APRIL, 0, 3_000_000)
+    body = rollup(acme, **{"from": "2026-03-01", "to": "2026-04-30", "group_by": "month"})
+    assert [(r["period"], r["cost"]) for r in body["results"]] == [
+        ("2026-03-01", "3.000000"),
+        ("2026-04-01", "3.000000"),
+    ]
+    only_alice = rollup(
+        acme, **{"from": "2026-03-01", "to": "2026-04-30", "group_by": "month", "user_ref": "alice"}
+    )
+    assert only_alice["user_ref"] == "alice"
+    assert [(r["period"], r["turns"]) for r in only_alice["results"]] == [
+        ("2026-03-01", 1),
+        ("2026-04-01", 1),
+    ]
+    assert only_alice["totals"]["cost"] == "4.000000"
+
+
+def test_it_counts_only_the_callers_tenant(acme, globex):
+    answer(make_thread(globex.tenant), DAY1, 10, 10)
+    body = rollup(acme, **{"from": "2026-03-01", "to": "2026-03-31"})
+    assert body["results"] == []
+    assert body["totals"]["turns"] == 0
+    assert rollup(globex, **{"from": "2026-03-01", "to": "2026-03-31"})["totals"]["turns"] == 1
+
+
+def test_the_default_period_is_the_last_30_days(acme):
+    body = rollup(acme)
+    start, end = (datetime.fromisoformat(body[k]).date() for k in ("from", "to"))
+    assert end - start == timedelta(days=29)
+
+
+def test_bad_periods_are_400(acme):
+    cases = [
+        ({"from": "2026-03-05", "to": "2026-03-01"}, "invalid_period"),
+        ({"from": "2025-01-01", "to": "2026-03-01"}, "invalid_period"),
+        ({"group_by": "week"}, "invalid"),
+        ({"from": "yesterday"}, "invalid"),
+        ({"from": ""}, "invalid"),
+        ({"user_ref": ""}, "invalid"),
+    ]
+    for params, code in cases:
+        response = acme.client.get("/api/v1/usage", params)
+        assert response.status_code == 400, params
+        assert response.data["code"] == code
+
+
+def test_the_queries_do_not_grow_with_the_turns(acme):
+    thread = make_thread(acme.tenant)
+    answer(thread, DAY1, 1, 1)
+    params = {"from": "2026-03-01", "to": "2026-03-31"}
+    with CaptureQueriesContext(connection) as few:
+        rollup(acme, **params)
+    for day in range(30):
+        answer(thread, DAY1 + timedelta(days=day % 20), 1, 1)
+    with CaptureQueriesContext(connection) as many:
+        body = rollup(acme, **params)
+    assert body["totals"]["turns"] == 31
+    assert len(many.captured_queries) == len(few.captured_queries)

@@ -1,0 +1,63 @@
+"""Shapes of the usage API."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from usage.selectors import GROUPINGS
+
+
+class UsageQuerySerializer(serializers.Serializer):
+    """``from`` / ``to`` (dates, both included; default: the last 30 days), ``group_by``,
+    ``user_ref``. (``from`` is a Python keyword, hence ``get_fields``.)"""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "from": serializers.DateField(required=False),
+            "to": serializers.DateField(required=False),
+            "group_by": serializers.ChoiceField(choices=GROUPINGS, default="day"),
+            "user_ref": serializers.CharField(required=False, max_length=255),
+        }
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A query parameter given empty (`?from=`) is malformed, not absent (DRF skips it).
+        empty = [name for name in self.fields if self.initial_data.get(name) == ""]
+        if empty:
+            raise serializers.ValidationError({name: "must not be empty." for name in empty})
+        return attrs
+
+
+class UsageSerializer(serializers.Serializer):
+    turns = serializers.IntegerField(help_text="Assistant turns with usage (respond or append).")
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    memos = serializers.IntegerField(help_text="Memos whose writer reported tokens.")
+    memo_prompt_tokens = serializers.IntegerField()
+    memo_completion_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    cost = serializers.DecimalField(
+        max_digits=24,
+        decimal_places=6,
+        help_text="At the threads' model profile prices (per million tokens), in the tenant's "
+        "currency.",
+    )
+
+
+class UsagePeriodSerializer(UsageSerializer):
+    period = serializers.DateField(help_text="The day, or the first day of the month.")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        period, usage = instance
+        return {"period": period.isoformat(), **UsageSerializer(usage).data}
+
+
+class UsageRollupSerializer(serializers.Serializer):
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "from": serializers.DateField(source="start"),
+            "to": serializers.DateField(source="end"),
+            "group_by": serializers.CharField(),
+            "user_ref": serializers.CharField(allow_null=True),
+            "totals": UsageSerializer(),
+            "results": UsagePeriodSerializer(many=True, source="period_items"),
+        }
