@@ -340,8 +340,9 @@ def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total:
         locked = _lock(request)
         if locked.status != Status.APPROVED or locked.progress.get("last_thread", 0) >= thread_pk:
             return
-        # Then the thread row, as appends and edits do, so none commits halfway through.
-        thread = Thread.objects.select_for_update(no_key=True).get(pk=thread_pk)
+        # Then the thread row FOR UPDATE, as erasure needs it: no append, edit or context
+        # assembly of the thread commits halfway through (threads.services).
+        thread = Thread.objects.select_for_update().get(pk=thread_pk)
         if locked.message_id is not None:
             # A redaction: the one message; the thread's title and metadata stay.
             erased = message_content_erase(message=locked.message, actor=actor)

@@ -23,6 +23,7 @@ from audit.models import AssemblyRecord
 from compaction.models import Summary
 from compaction.services import summaries_derived_from, summaries_invalidate_for_messages
 from threads.models import IdempotencyRecord, Message, Role, Thread
+from threads.services import thread_lock_for_erasure
 
 ERASED = "[erased]"
 BATCH = 1000
@@ -57,7 +58,8 @@ def thread_content_erase(
     and erase every copy derived from them. Idempotent: erased messages are skipped.
 
     Must run inside a transaction (the caller's), so the erasure, the summary invalidation and
-    the caller's audit event commit together.
+    the caller's audit event commit together. Takes the thread row ``FOR UPDATE``
+    (``threads.services.thread_lock_for_erasure``) until that transaction ends.
     """
     live = Message.objects.filter(thread=thread, erased_at__isnull=True).exclude(role=Role.ROOT)
     if created_before is not None:
@@ -77,6 +79,9 @@ def message_content_erase(*, message: Message, actor: Actor) -> ThreadErasure:
 def _erase(
     thread: Thread, live: QuerySet[Message], actor: Actor, *, everything: bool
 ) -> ThreadErasure:
+    # No context assembly of the thread may read content before this and store its snapshot
+    # after the purge below: it holds the row FOR KEY SHARE, which this lock waits for.
+    thread_lock_for_erasure(thread)
     now = timezone.now()
     erased_pks, erased_ids = _tombstone(live, now)
     result = ThreadErasure(messages=erased_ids)

@@ -65,8 +65,9 @@ def retention_apply(*, policy: RetentionPolicy, now: datetime | None = None) -> 
     threads = Thread.objects.filter(pk__in=due).exclude(pk__in=held.values("pk")).order_by("pk")
     for thread in threads.iterator(chunk_size=200):
         with transaction.atomic():
-            # The thread row lock, as appends and edits take it: none commits halfway through.
-            Thread.objects.select_for_update(no_key=True).get(pk=thread.pk)
+            # The thread row FOR UPDATE, as erasure needs it: no append, edit or context
+            # assembly of the thread commits halfway through (threads.services).
+            Thread.objects.select_for_update().get(pk=thread.pk)
             # Re-checked per thread: a hold placed while the run is going wins from here on.
             if legal_holds_active(tenant=tenant, user_refs={thread.user_ref}, threads={thread.pk}):
                 run.held_threads += 1

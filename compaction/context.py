@@ -12,11 +12,15 @@
    statement, found without walking the path in the common case);
 3. ``curator.curate`` lays out the plan (pure); only the shown messages' contents are loaded;
 4. ``rendering.render`` builds OpenAI Chat Completions messages from the record items — the
-   same function a replay calls — and one transaction stores the ``AssemblyRecord`` (items,
+   same function a replay calls — and the ``AssemblyRecord`` is stored (items,
    the curator's plan, tokens, budget, hash, snapshot), the texts that are not messages or
    summaries (``ContentBlob``), the audit event, and, if the plan asks for a memo, none is
    pending on this path and the thread's last memo failure is not still backing off, the
    pending summary whose task is enqueued after commit.
+
+Steps 2-4 are one transaction holding the thread row ``FOR KEY SHARE``: an erasure of the
+thread (``FOR UPDATE``) waits for it or it for the erasure, so a snapshot of content that is
+being erased is either stored before the erasure purges snapshots or never read.
 
 Nothing here waits on a model: a memo that is not ready yet is reported as ``pending``, one
 that failed as ``failed`` (with when the curator asks again).
@@ -52,6 +56,7 @@ from convmem.errors import InvalidRequest
 from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
 from threads.selectors import tool_group_ending_at
+from threads.services import thread_hold_against_erasure
 
 # Token counts of system prompts and retrieved items, by (encoding, sha256): clients resend
 # the same system prompt every turn, and it is tokenised once per process. Bounded: cleared
@@ -429,6 +434,23 @@ def context_assemble(
         profile, window_tokens=window_tokens, reserve_tokens=reserve_tokens
     )
     _check_retrieved(retrieved)
+    with transaction.atomic():
+        # Read and record in one transaction that an erasure of the thread cannot cross: a
+        # snapshot of content is stored before an erasure purges snapshots, or not at all.
+        thread_hold_against_erasure(thread)
+        return _assemble(thread, actor, profile, window, reserve, system, leaf_public_id, retrieved)
+
+
+def _assemble(
+    thread: Thread,
+    actor: Actor,
+    profile: EffectiveProfile,
+    window: int,
+    reserve: int,
+    system: str | None,
+    leaf_public_id: str | None,
+    retrieved: list[RetrievedItem],
+) -> Assembly:
     leaf = _leaf(thread, leaf_public_id)
     group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
@@ -469,46 +491,45 @@ def context_assemble(
     pending_memo = pending[-1] if pending else None
     failed = _backing_off(thread) if plan.request and pending_memo is None else None
 
-    with transaction.atomic():
-        _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
-        if plan.request is not None and pending_memo is None and failed is None:
-            pending_memo = _request_memo(thread, actor, plan, ready, read)
-        memo_status = _memo_status(pending_memo, failed, memo)
-        record = AssemblyRecord.objects.create(
-            tenant_id=thread.tenant_id,
-            thread=thread,
-            leaf_id=leaf.pk,
-            assembler_version=plan.version,
-            items=record_items,
-            plan=_plan_record(plan, read, memo_status, pending_memo),
-            tokens=tokens,
-            budget={
-                "window": window,
-                "reserve": reserve,
-                "profile": profile.name,
-                "encoding": profile.encoding,
-                "policy": asdict(profile.policy),
-            },
-            rendered_hash=sha256_hex(rendered),
-            rendered_text=rendered,
-        )
-        audit_event_record(
-            actor=actor,
-            action="assembly.recorded",
-            tenant_id=thread.tenant_id,
-            thread_public_id=thread.public_id,
-            object_ids=[record.public_id],
-            details={
-                "leaf_id": read.rows[leaf.pk].public_id,
-                "assembler_version": plan.version,
-                "summary_id": memo.public_id if memo else None,
-                "recent": len(plan.recent),
-                "dropped": len(plan.dropped),
-                "elided": len(plan.elided),
-                "retrieved": len(items),
-                "total_tokens": plan.tokens.total,
-            },
-        )
+    _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
+    if plan.request is not None and pending_memo is None and failed is None:
+        pending_memo = _request_memo(thread, actor, plan, ready, read)
+    memo_status = _memo_status(pending_memo, failed, memo)
+    record = AssemblyRecord.objects.create(
+        tenant_id=thread.tenant_id,
+        thread=thread,
+        leaf_id=leaf.pk,
+        assembler_version=plan.version,
+        items=record_items,
+        plan=_plan_record(plan, read, memo_status, pending_memo),
+        tokens=tokens,
+        budget={
+            "window": window,
+            "reserve": reserve,
+            "profile": profile.name,
+            "encoding": profile.encoding,
+            "policy": asdict(profile.policy),
+        },
+        rendered_hash=sha256_hex(rendered),
+        rendered_text=rendered,
+    )
+    audit_event_record(
+        actor=actor,
+        action="assembly.recorded",
+        tenant_id=thread.tenant_id,
+        thread_public_id=thread.public_id,
+        object_ids=[record.public_id],
+        details={
+            "leaf_id": read.rows[leaf.pk].public_id,
+            "assembler_version": plan.version,
+            "summary_id": memo.public_id if memo else None,
+            "recent": len(plan.recent),
+            "dropped": len(plan.dropped),
+            "elided": len(plan.elided),
+            "retrieved": len(items),
+            "total_tokens": plan.tokens.total,
+        },
+    )
 
     pending_section = _memo_section(pending_memo, "pending") if pending_memo else None
     sections = {

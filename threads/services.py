@@ -4,16 +4,18 @@ Locking: every write that moves a thread's active leaf first takes
 ``SELECT … FOR NO KEY UPDATE`` on the thread row. That serialises leaf moves per thread (the
 leaf always ends on a node that exists, and the default parent is read under the lock), while
 ``NO KEY`` still lets other transactions insert messages whose foreign key points at the
-thread. Locks are taken in one order — thread row, then message rows — and only one thread at
-a time, so appends to different threads never wait on each other. On SQLite the lock is a
-no-op; ``transaction_mode=IMMEDIATE`` serialises writers instead.
+thread. Erasure takes ``FOR UPDATE`` and a context assembly ``FOR KEY SHARE``, so the two
+never overlap (see ``thread_lock_for_erasure``). Locks are taken in one order — thread row,
+then message rows — and only one thread at a time, so appends to different threads never wait
+on each other. On SQLite the lock is a no-op; ``transaction_mode=IMMEDIATE`` serialises
+writers instead.
 """
 
 from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from rest_framework.exceptions import NotFound
 
 from audit.events import Actor, audit_event_record
@@ -117,6 +119,28 @@ def thread_create(
         object_ids=[thread.public_id],
     )
     return thread
+
+
+def thread_lock_for_erasure(thread: Thread) -> None:
+    """Inside a transaction: lock the thread row ``FOR UPDATE`` until commit. Erasure takes it
+    so that no append, edit or context assembly of the thread runs halfway across it: appends
+    and edits wait on it (``FOR NO KEY UPDATE`` conflicts), and so does a context assembly
+    (``thread_hold_against_erasure``), which therefore either read the content before the
+    erasure and committed its snapshot before the erasure could purge it, or reads it erased."""
+    Thread.objects.select_for_update().filter(pk=thread.pk).values_list("pk", flat=True).get()
+
+
+def thread_hold_against_erasure(thread: Thread) -> None:
+    """Inside a transaction: hold the thread row ``FOR KEY SHARE`` until commit, so that an
+    erasure of the thread (``thread_lock_for_erasure``) waits for this transaction, or this
+    one for it. Appends and edits are not held up (``FOR NO KEY UPDATE`` does not conflict).
+    On SQLite there are no row locks; its IMMEDIATE transactions serialise writers anyway."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {Thread._meta.db_table} WHERE id = %s FOR KEY SHARE", [thread.pk]
+        )
 
 
 def _lock_thread(thread: Thread) -> Thread:
