@@ -150,7 +150,14 @@ def build_memo_thread(
         tenant=tenant_kit.tenant, actor=SYSTEM, user_ref="user-memo", title="Lost desk"
     )
     asked = ("user", f"Any news on the desk? {extra}".strip())
-    turns = [*CONVERSATION, asked, *CONVERSATION[1:] * 3]
+    # The conversation goes on with more orders, so a memo the size of the slot cannot keep
+    # every fact (the compare page has missing facts to show).
+    more = [
+        (role, f"{content} Also order ORD-{7100 + 10 * round_ + index} for EUR {round_}{index}.50.")
+        for round_ in range(3)
+        for index, (role, content) in enumerate(CONVERSATION[1:])
+    ]
+    turns = [*CONVERSATION, asked, *more]
     for role, content in turns:
         services.message_append(thread=thread, actor=SYSTEM, role=role, content=content)
     thread = Thread.objects.select_related("profile").get(pk=thread.pk)

@@ -36,6 +36,7 @@ def test_deleting_a_thread_erases_it_with_proof(acme):
     memo = Summary.objects.create(
         thread=thread,
         first=nodes[0],
+        segment_first=nodes[0],
         last=nodes[1],
         covered_ids=[nodes[0].public_id, nodes[1].public_id],
         status=Summary.Status.READY,
@@ -141,6 +142,7 @@ def test_redacting_a_message_erases_it_and_its_copies(acme, idem):
     covering = Summary.objects.create(
         thread=thread,
         first=nodes[0],
+        segment_first=nodes[0],
         last=secret,
         covered_ids=[n.public_id for n in nodes],
         status=Summary.Status.READY,
@@ -150,6 +152,7 @@ def test_redacting_a_message_erases_it_and_its_copies(acme, idem):
     untouched = Summary.objects.create(
         thread=thread,
         first=nodes[0],
+        segment_first=nodes[0],
         last=nodes[1],
         covered_ids=[nodes[0].public_id, nodes[1].public_id],
         status=Summary.Status.READY,

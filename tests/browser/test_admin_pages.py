@@ -50,7 +50,14 @@ def article(page: Page, public_id: str):
 
 
 def written_by_the_worker(summary: Summary) -> None:
-    wait_for(lambda: Summary.objects.get(pk=summary.pk).status == Summary.Status.READY)
+    """Wait until the worker has written the memo and scored it against its whole range (a
+    task of its own, after the write)."""
+    wait_for(
+        lambda: (
+            (written := Summary.objects.get(pk=summary.pk)).status == Summary.Status.READY
+            and "scorer" in written.scores
+        )
+    )
 
 
 def test_support_switches_the_shown_branch(live_server, open_page: OpenPage, acme: TenantKit):
@@ -152,7 +159,8 @@ def test_support_compares_a_memo_with_its_originals(
     expect(page.locator("#scores")).to_contain_text("fact recall")
     gauge = page.locator(".cm-gauge meter").first
     expect(gauge).to_be_visible()
-    recall = memo_thread.summary.scores["fact_recall"]
+    # Whole-range scores: the first gauge is the recall of the facts mentioned last.
+    recall = memo_thread.summary.scores["recent_fact_recall"]
     assert float(gauge.get_attribute("value")) == pytest.approx(recall)
     assert gauge.bounding_box()["width"] >= 100  # drawn as a bar, not collapsed
     expect(page.locator(".cm-gauge .cm-gauge-value").first).to_have_text(f"{round(recall * 100)}%")

@@ -123,34 +123,39 @@ def test_context_stretch_plan(deep_thread):
 
 
 def test_the_memos_a_context_reads_are_found_by_their_last_message(deep_thread):
-    """However many memos the thread has, the per-turn read probes the index on ``last_id``
+    """However many memos the table holds, the per-turn read probes the index on ``last_id``
     for the stretch's messages and reads only the memos ending there."""
-    chain = list(Message.objects.filter(thread=deep_thread).exclude(role="root").order_by("depth"))
-    Summary.objects.bulk_create(
-        Summary(
-            thread=deep_thread,
-            first=chain[0],
-            segment_first=chain[i * 4],
-            last=chain[i * 4 + 3],
-            status=Summary.Status.READY,
-            text="memo",
-            fingerprint=str(i),
-            covered_ids=[m.public_id for m in chain[i * 4 : i * 4 + 4]],
-        )
-        for i in range(len(chain) // 4)
-    )
+    memos = []
+    for thread in Thread.objects.exclude(active_leaf=None):
+        chain = list(Message.objects.filter(thread=thread).exclude(role="root").order_by("depth"))
+        memos += [
+            Summary(
+                thread=thread,
+                first=chain[0],
+                segment_first=chain[i * 4],
+                last=chain[i * 4 + 3],
+                status=Summary.Status.READY,
+                text="memo",
+                fingerprint=str(i),
+                covered_ids=[m.public_id for m in chain[i * 4 : i * 4 + 4]],
+            )
+            for i in range(len(chain) // 4)
+        ]
+    Summary.objects.bulk_create(memos, batch_size=2_000)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {Summary._meta.db_table}")
-    stretch = [m.pk for m in chain[-10:]]
+    tail = Message.objects.filter(thread=deep_thread).order_by("-depth")[:10]
+    stretch = [m.pk for m in tail]
 
-    query = compaction_selectors.summaries_ending_on(message_ids=stretch)
+    found = compaction_selectors.summaries_ending_on(message_ids=stretch)
     queryset = Summary.objects.filter(
         last_id__in=stretch, status__in=[Summary.Status.READY, Summary.Status.PENDING]
     )
     sql, params = queryset.query.sql_with_params()
     plan = explain(sql, list(params))
 
+    assert len(memos) > 2_500
     summary_scans = [n for n in nodes(plan) if n.get("Relation Name") == Summary._meta.db_table]
     assert {n["Node Type"] for n in summary_scans} <= {"Index Scan", "Bitmap Heap Scan"}
     assert max(n["Actual Rows"] * n.get("Actual Loops", 1) for n in summary_scans) <= 3
-    assert len(query) == 3  # the memos ending on the last ten messages
+    assert len(found) == 3  # the memos ending on the last ten messages

@@ -35,6 +35,7 @@ def memo(thread: Thread, when: datetime, prompt: int, completion: int) -> Summar
     summary = Summary.objects.create(
         thread=thread,
         first=first,
+        segment_first=first,
         last=first,
         status=Summary.Status.READY,
         text="memo",
