@@ -203,17 +203,43 @@ def _checkpoint(
         free -= cost
     dropped = (recent[0] if recent else last + 1) - first_recent
     memo_text = memo.text if memo else ""
-    context = "\n".join([memo_text, *(conversation.messages[i][1] for i in recent)])
+    return measure(
+        conversation,
+        turn=turn,
+        memo_text=memo_text,
+        memo_tokens=memo.tokens if memo else 0,
+        covered_tokens=sum(tokens[:first_recent]),
+        recent_messages=len(recent),
+        dropped_messages=dropped,
+        context="\n".join([memo_text, *(conversation.messages[i][1] for i in recent)]),
+    )
+
+
+def measure(
+    conversation: Conversation,
+    *,
+    turn: int,
+    memo_text: str,
+    memo_tokens: int,
+    covered_tokens: int,
+    recent_messages: int,
+    dropped_messages: int,
+    context: str,
+) -> Checkpoint:
+    """Score one assembled input (``context``: the memo and the recent turns, as the model
+    reads them) at message ``turn`` against the generator's ground truth. The simulated loop
+    and a run through the real services (``bench/memo_quality.py --services``) both use it."""
+    last = turn - 1
     units = units_of(context)
     open_facts = conversation.facts_at(last, open_only=True)
     all_facts = conversation.facts_at(last, open_only=False)
     present = [fact for fact in open_facts if fact_present(fact, context)]
     return Checkpoint(
         turn=turn,
-        memo_tokens=memo.tokens if memo else 0,
-        covered_tokens=sum(tokens[:first_recent]),
-        recent_messages=len(recent),
-        dropped_messages=dropped,
+        memo_tokens=memo_tokens,
+        covered_tokens=covered_tokens,
+        recent_messages=recent_messages,
+        dropped_messages=dropped_messages,
         open_facts=Ratio(len(present), len(open_facts)),
         open_facts_in_memo=Ratio(
             sum(1 for fact in open_facts if fact_present(fact, memo_text)), len(open_facts)
