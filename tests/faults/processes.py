@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import redis
 import requests
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,6 +85,14 @@ class RedisServer:
                 return conn.recv(16).startswith(b"+PONG")
         except OSError:
             return False
+
+    def idle(self) -> bool:
+        """No Celery task waiting in the default queue or delivered and not yet acknowledged."""
+        client = redis.Redis.from_url(self.url)
+        try:
+            return client.llen("celery") == 0 and client.hlen("unacked") == 0
+        finally:
+            client.close()
 
     def stop(self) -> None:
         """Shut it down (its data goes with it: queued tasks are lost, as in a real outage)."""
