@@ -7,65 +7,16 @@ from typing import Any
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 
-from audit import deletion, services
-from audit.admin_views import AssemblyAdminMixin, DeletionReviewAdminMixin
-from audit.events import Actor
-from audit.models import (
-    AssemblyRecord,
-    AuditEvent,
-    ContentBlob,
-    DeletionRequest,
-    LegalHold,
-    RetentionPolicy,
-)
-from audit.replay import assembly_replay
-from convmem.admin_changelist import BoundedDateHierarchyMixin
-
-
-class ViewOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
-    """The append-only log: view only, for everyone (the model refuses changes anyway)."""
-
-    list_display = ["created_at", "action", "actor_type", "actor_id", "thread_public_id", "tenant"]
-    list_filter = ["action", "actor_type", "tenant"]
-    search_fields = ["=thread_public_id", "=actor_id", "action"]
-    date_hierarchy = "created_at"
-    list_select_related = ["tenant"]
-    show_full_result_count = False
-
-
-@admin.register(AssemblyRecord)
-class AssemblyRecordAdmin(AssemblyAdminMixin, ViewOnlyAdmin):
-    list_display = ["public_id", "thread", "assembler_version", "created_at", "rendered_purged_at"]
-    search_fields = ["=public_id", "=thread__public_id"]
-    list_select_related = ["thread"]
-    show_full_result_count = False
-    exclude = ["rendered_text"]
-    readonly_fields = ["replay"]
-
-    @admin.display(description="Replay")
-    def replay(self, obj: AssemblyRecord) -> str:
-        result = assembly_replay(assembly=obj)
-        return "matches the recorded hash" if result.matches else f"differs: {result.reason}"
-
-
-@admin.register(ContentBlob)
-class ContentBlobAdmin(ViewOnlyAdmin):
-    list_display = ["sha256", "tenant", "created_at", "erased_at"]
-    search_fields = ["=sha256"]
+from audit import admin_views, deletion, services
+from audit.admin_views import DeletionReviewAdminMixin
+from audit.exports import EXPORT_PERMISSION
+from audit.models import DeletionRequest, LegalHold, RetentionPolicy
+from auditlog.events import Actor
+from compaction import admin as compaction_admin
+from threads.models import Thread
 
 
 @admin.register(RetentionPolicy)
@@ -192,3 +143,37 @@ class DeletionRequestAdmin(DeletionReviewAdminMixin, admin.ModelAdmin):
     @admin.action(description="Execute the selected (approved) requests")
     def execute(self, request: HttpRequest, queryset: QuerySet[DeletionRequest]) -> None:
         self._each(request, queryset, deletion.deletion_request_execute)
+
+
+class ThreadAdmin(compaction_admin.ThreadAdmin):
+    """Threads' admin (with compaction's memos), offering exports to staff who may export: the
+    thread's full history from its page, every thread of an end user from the list."""
+
+    def can_export(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(EXPORT_PERMISSION)
+
+    def get_urls(self) -> list[URLPattern]:
+        own = [
+            path(
+                "export/",
+                self.admin_site.admin_view(self.user_export_view),
+                name="threads_thread_export_user",
+            ),
+            path(
+                "<str:object_id>/export/",
+                self.admin_site.admin_view(self.export_view),
+                name="threads_thread_export",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def export_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        thread = self.thread_or_denied(request, object_id)
+        return admin_views.thread_export_view(self, request, thread)
+
+    def user_export_view(self, request: HttpRequest) -> HttpResponse:
+        return admin_views.user_export_view(self, request)
+
+
+admin.site.unregister(Thread)
+admin.site.register(Thread, ThreadAdmin)

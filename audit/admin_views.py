@@ -1,29 +1,38 @@
-"""Staff admin pages of the audit app: what the model was given (an assembly record, its budget
-bar and a replay with the hash check) and the review of a deletion request.
+"""Staff admin pages of the compliance app: the review of a deletion request, and the exports of
+a thread or of an end user's threads (offered on the threads' admin pages).
 
 The deletion review shows the subject's footprint and any legal hold before anything happens;
 approve, reject (with a reason) and execute are separate POSTs, each checked and audited by the
 services in ``audit.deletion`` (this module only turns their refusals into messages).
 """
 
-from dataclasses import dataclass
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, re_path, reverse
 from django.utils import timezone
 
 from audit import admin_display, deletion
-from audit.models import AssemblyRecord, AuditEvent, ContentBlob, DeletionRequest
-from audit.replay import assembly_replay
+from audit.exports import EXPORT_PERMISSION, FORMATS, Export, export_begin
+from audit.models import DeletionRequest
 from audit.selectors import deletion_request_threads
-from audit.services import thread_view_record
-from compaction.models import Summary
-from threads.models import Message
+from auditlog.events import Actor
+from auditlog.models import AuditEvent
+from convmem.admin_permissions import permission_needed
+from convmem.models import Tenant
+from threads.models import Thread
 
 SUBJECT_THREADS_SHOWN = 20
 EVENTS_SHOWN = 50
@@ -163,177 +172,56 @@ class DeletionReviewAdminMixin:
         return deletion_step_view(request, deletion_request, step)
 
 
-BAR_SECTIONS = [
-    ("system", "system prompt"),
-    ("memo", "memo"),
-    ("anchor", "task statement"),
-    ("recent", "recent turns"),
-    ("retrieved", "retrieved"),
-    ("reserve", "reserve (answer)"),
-    ("free", "free"),
-]
+def _streamed(export: Export) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
 
 
-@dataclass(frozen=True)
-class BarSegment:
-    key: str
-    label: str
-    tokens: int
-    percent: float
-
-
-def budget_bar(tokens: dict[str, int]) -> list[BarSegment]:
-    """Segments of the window: each section's tokens as a share of ``window``.
-
-    ``free`` is what the input left unused: ``window - total - reserve`` (never negative).
-    """
-    window = max(int(tokens.get("window", 0)), 1)
-    used = {key: int(tokens.get(key, 0)) for key, _ in BAR_SECTIONS if key != "free"}
-    used["free"] = max(window - int(tokens.get("total", 0)) - used["reserve"], 0)
-    return [
-        BarSegment(
-            key=key, label=label, tokens=used[key], percent=round(100 * used[key] / window, 2)
-        )
-        for key, label in BAR_SECTIONS
-        if key != "anchor" or used[key]
-    ]
-
-
-@dataclass
-class ItemView:
-    position: int
-    item: dict[str, Any]
-    content: str | None
-    tokens: int | None
-    message: Message | None = None
-    summary: Summary | None = None
-
-
-def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
-    """The record's items in order with what they name now (three queries whatever the size)."""
-    items = assembly.items
-    message_ids = {i["id"] for i in items if i.get("kind") == "message"}
-    summary_ids = {i["id"] for i in items if i.get("kind") == "summary"}
-    hashes = {i["hash"] for i in items if i.get("hash")}
-    messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
-        message_ids, field_name="public_id"
-    )
-    summaries = (
-        Summary.objects.filter(thread_id=assembly.thread_id)
-        .select_related("first", "last")
-        .in_bulk(summary_ids, field_name="public_id")
-    )
-    # Unique per tenant (``blob_tenant_sha256``), so a dict by hash is exact.
-    blobs = {
-        blob.sha256: blob
-        for blob in ContentBlob.objects.filter(tenant_id=assembly.tenant_id, sha256__in=hashes)
-    }
-    views = []
-    for position, item in enumerate(items, start=1):
-        view = ItemView(position=position, item=item, content=None, tokens=item.get("tokens"))
-        if item.get("kind") == "message" and item["id"] in messages:
-            view.message = messages[item["id"]]
-            view.content = view.message.content
-            view.tokens = view.tokens if view.tokens is not None else view.message.token_count
-        elif item.get("kind") == "summary" and item["id"] in summaries:
-            view.summary = summaries[item["id"]]
-            view.content = view.summary.text
-            view.tokens = view.tokens if view.tokens is not None else view.summary.token_count
-        elif item.get("hash") in blobs:
-            view.content = blobs[item["hash"]].text
-        views.append(view)
-    return views
-
-
-DROPPED_SHOWN = 50
-
-
-@dataclass(frozen=True)
-class PlanView:
-    """What the curator decided besides the items shown, readable: the memo's range, the
-    messages dropped and elided (the first ``DROPPED_SHOWN`` of each, with their roles), the
-    memo it asked for and how that memo stands now."""
-
-    memo_status: str
-    covered: dict[str, Any] | None
-    dropped: list[Message]
-    dropped_count: int
-    elided: list[Message]
-    requested: dict[str, Any] | None
-    requested_now: Summary | None
-
-    @property
-    def more_dropped(self) -> int:
-        return self.dropped_count - len(self.dropped)
-
-
-def _plan_view(assembly: AssemblyRecord) -> PlanView | None:
-    """Two queries whatever the plan's size; None for records from before plans were kept."""
-    plan = assembly.plan or {}
-    if not plan:
-        return None
-    dropped_ids = plan.get("dropped", [])
-    shown_ids = [*dropped_ids[:DROPPED_SHOWN], *plan.get("elided", [])[:DROPPED_SHOWN]]
-    messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
-        shown_ids, field_name="public_id"
-    )
-    requested = plan.get("memo_requested")
-    return PlanView(
-        memo_status=plan.get("memo_status", ""),
-        covered=plan.get("covered"),
-        dropped=[messages[i] for i in dropped_ids[:DROPPED_SHOWN] if i in messages],
-        dropped_count=len(dropped_ids),
-        elided=[messages[i] for i in plan.get("elided", [])[:DROPPED_SHOWN] if i in messages],
-        requested=requested,
-        requested_now=(
-            Summary.objects.filter(public_id=requested["summary_id"]).first() if requested else None
-        ),
-    )
-
-
-def assembly_view(
-    model_admin: ModelAdmin, request: HttpRequest, assembly: AssemblyRecord
+def thread_export_view(
+    model_admin: ModelAdmin, request: HttpRequest, thread: Thread
 ) -> HttpResponse:
-    """The recorded model input: items in order, the budget bar, and (``?replay=1``) a replay
-    of the record checked against its hash."""
-    replay = assembly_replay(assembly=assembly) if request.GET.get("replay") else None
-    thread_view_record(
-        user=request.user, thread=assembly.thread, what=f"assembly {assembly.public_id}"
+    """The thread's full history, streamed by the same export as the API (``audit.exports``)."""
+    if not model_admin.can_export(request):
+        raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
+    fmt = request.GET.get("format", "json")
+    if fmt not in FORMATS:
+        return HttpResponseBadRequest(f"format must be one of {', '.join(FORMATS)}.")
+    export = export_begin(
+        tenant=thread.tenant,
+        actor=Actor.staff(request.user),
+        thread=thread,
+        fmt=fmt,
+        user=request.user,
     )
+    return _streamed(export)
+
+
+class UserExportForm(forms.Form):
+    tenant = forms.ModelChoiceField(queryset=Tenant.objects.order_by("name"))
+    user_ref = forms.CharField(max_length=255)
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="json")
+
+
+def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
+    """Every thread of one end user (``user_ref`` of a tenant), streamed; a form until asked."""
+    if not model_admin.can_export(request):
+        raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
+    form = UserExportForm(request.GET or None)
+    if form.is_valid():
+        export = export_begin(
+            tenant=form.cleaned_data["tenant"],
+            actor=Actor.staff(request.user),
+            user_ref=form.cleaned_data["user_ref"],
+            fmt=form.cleaned_data["format"],
+            user=request.user,
+        )
+        return _streamed(export)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
-        "title": f"Model input {assembly.public_id}",
-        "assembly": assembly,
-        "items": _item_views(assembly),
-        "plan": _plan_view(assembly),
-        "bar": budget_bar(assembly.tokens or {}),
-        "tokens": assembly.tokens or {},
-        "budget": assembly.budget or {},
-        "replay": replay,
+        "title": "Export the history of an end user",
+        "form": form,
         "has_view_permission": True,
     }
-    return TemplateResponse(request, "admin/audit/assemblyrecord/assembly.html", context)
-
-
-class AssemblyAdminMixin:
-    """For ``AssemblyRecordAdmin``: the change page shows the model input and its budget."""
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        if not self.has_view_permission(request):
-            raise PermissionDenied
-        lookup = {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
-        assembly = (
-            AssemblyRecord.objects.select_related("thread", "leaf", "tenant")
-            .filter(**lookup)
-            .first()
-        )
-        if assembly is None:
-            raise Http404("No such assembly record.")
-        return assembly_view(self, request, assembly)
+    return TemplateResponse(request, "admin/threads/thread/export_user.html", context)

@@ -32,13 +32,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit import tasks
-from audit.erasure import ERASED, message_content_erase, thread_content_erase
-from audit.events import Actor, audit_event_record
-from audit.models import AssemblyRecord, AuditEvent, ContentBlob, DeletionRequest, LegalHold
+from audit.erasure import message_content_erase, thread_content_erase
+from audit.models import DeletionRequest, LegalHold
 from audit.selectors import deletion_request_threads, legal_holds_active
-from compaction.models import Summary
+from auditlog.events import Actor, audit_event_record
+from auditlog.models import AuditEvent
+from compaction import erasure as compaction_erasure
+from compaction.models import AssemblyRecord, Summary
 from convmem.errors import AlreadyErased, InvalidRequest, LegalHoldActive
 from convmem.models import Tenant
+from threads import erasure as threads_erasure
+from threads.erasure import ERASED
 from threads.models import IdempotencyRecord, Message, Role, Thread
 
 APPROVE_PERMISSION = "audit.approve_deletionrequest"
@@ -269,7 +273,7 @@ def deletion_self_service(
         raise LegalHoldActive(_HELD)
     if message is None:
         with transaction.atomic():
-            Thread.objects.filter(pk=thread.pk).update(deleted_at=timezone.now())
+            threads_erasure.thread_mark_deleted(thread)
             audit_event_record(
                 actor=actor,
                 action="thread.deleted",
@@ -348,7 +352,7 @@ def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total:
             erased = message_content_erase(message=locked.message, actor=actor)
         else:
             erased = thread_content_erase(thread=thread, actor=actor)
-            Thread.objects.filter(pk=thread_pk).update(title="", metadata={})
+            threads_erasure.thread_details_erase(thread)
         proof = locked.proof or _empty_proof(locked)
         counts, ids = proof["counts"], proof["erased"]
         counts["threads"] += 1
@@ -377,33 +381,18 @@ def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total:
         )
 
 
-def _exclusive_blob_hashes(request: DeletionRequest) -> set[str]:
-    """Hashes of blobs the request's threads used that no other thread's assembly uses."""
-    threads = deletion_request_threads(request)
-    assemblies = AssemblyRecord.objects.filter(thread__in=threads)
-    hashes = {
-        item["hash"]
-        for items in assemblies.values_list("items", flat=True).iterator(chunk_size=500)
-        for item in items
-        if item.get("hash")
-    }
-    others = AssemblyRecord.objects.filter(tenant_id=request.tenant_id).exclude(thread__in=threads)
-    return {h for h in hashes if not others.filter(items__icontains=h).exists()}
-
-
 def _finish(request: DeletionRequest, actor: Actor) -> None:
     # A redaction erases one message; system prompts and retrieved texts are not part of it.
-    hashes = set() if request.message_id else _exclusive_blob_hashes(request)
     with transaction.atomic():
         locked = _lock(request)
         if locked.status != Status.APPROVED:
             return
         now = timezone.now()
-        blobs = ContentBlob.objects.filter(
-            tenant_id=locked.tenant_id, sha256__in=hashes, erased_at__isnull=True
-        )
-        erased_blobs = sorted(blobs.values_list("sha256", flat=True))
-        blobs.update(text="", erased_at=now)
+        erased_blobs = []
+        if not locked.message_id:
+            erased_blobs = compaction_erasure.blobs_erase_exclusive(
+                tenant_id=locked.tenant_id, threads=deletion_request_threads(locked), now=now
+            )
         proof = locked.proof or _empty_proof(locked)
         proof["counts"]["content_blobs"] = len(erased_blobs)
         proof["erased"]["content_blobs"] = erased_blobs

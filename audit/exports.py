@@ -28,9 +28,10 @@ from django.db import transaction
 from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 
-from audit.events import Actor, audit_event_record
-from audit.models import AssemblyRecord, AuditEvent, DeletionRequest
-from compaction.models import Summary
+from audit.models import DeletionRequest
+from auditlog.events import Actor, audit_event_record
+from auditlog.models import AuditEvent
+from compaction.models import AssemblyRecord, Summary
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
 from threads.models import Message, Role, Thread

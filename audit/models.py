@@ -1,146 +1,12 @@
-"""Assembly records (what the model saw, as ids), the append-only audit log, and the records of
-compliance work: retention policies, legal holds and deletion requests (with their proof).
-"""
-
-from typing import Any, NoReturn
+"""The records of compliance work: retention policies, legal holds and deletion requests (with
+their proof)."""
 
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from convmem.ids import new_assembly_id, new_deletion_id
+from convmem.ids import new_deletion_id
 from convmem.models import Tenant
-
-
-class AssemblyRecord(models.Model):
-    """One assembled model input: the assembler version and the ordered ids that went in.
-
-    ``rendered_text`` is a snapshot kept for ``CONVMEM_SNAPSHOT_DAYS`` and then purged
-    (``rendered_purged_at`` set); ``rendered_hash`` stays, so a replay can still be checked.
-    """
-
-    public_id = models.CharField(
-        max_length=40, unique=True, default=new_assembly_id, editable=False
-    )
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
-    thread = models.ForeignKey(
-        "threads.Thread", on_delete=models.CASCADE, related_name="assemblies"
-    )
-    leaf = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
-    assembler_version = models.CharField(max_length=32)
-    items = models.JSONField(default=list)
-    tokens = models.JSONField(default=dict)
-    budget = models.JSONField(default=dict)
-    plan = models.JSONField(
-        default=dict,
-        blank=True,
-        help_text="What the curator decided besides the items shown: dropped and elided "
-        "message ids, the range the memo stands for, the memo it asked for, the input format.",
-    )
-    rendered_hash = models.CharField(max_length=64)
-    rendered_text = models.TextField(blank=True)
-    rendered_purged_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [
-            models.Index(fields=["thread", "-id"], name="assembly_thread_idx"),
-            # The snapshot purge scans only rows still holding a snapshot, oldest first.
-            models.Index(
-                fields=["created_at"],
-                condition=Q(rendered_purged_at__isnull=True),
-                name="assembly_snapshot_live_idx",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.public_id
-
-
-class ContentBlob(models.Model):
-    """Text an assembly used that is not a message or summary (system prompts, retrieved items),
-    stored once per tenant by SHA-256 so a replay can rebuild the input. Erasable like content.
-    """
-
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    sha256 = models.CharField(max_length=64)
-    text = models.TextField(blank=True)
-    erased_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
-        ]
-
-    def __str__(self) -> str:
-        return self.sha256[:12]
-
-
-class AppendOnlyError(Exception):
-    """An attempt to change or delete an audit event."""
-
-
-class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
-    """Inserts and reads only: bulk ``update()`` and ``delete()`` refuse."""
-
-    def update(self, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError("audit events are append-only; they cannot be updated")
-
-    def delete(self) -> NoReturn:
-        raise AppendOnlyError("audit events are append-only; they cannot be deleted")
-
-
-class AuditEvent(models.Model):
-    """Who did what to which ids, when. Never message content. Append-only.
-
-    The ORM's normal paths refuse changes: ``save()`` of an existing row, ``delete()``, and the
-    queryset's ``update()`` / ``delete()`` raise ``AppendOnlyError``; the admin is read-only.
-    """
-
-    class ActorType(models.TextChoices):
-        API_KEY = "api_key"
-        STAFF = "staff"
-        SYSTEM = "system"
-
-    tenant = models.ForeignKey(
-        Tenant, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    actor_type = models.CharField(max_length=16, choices=ActorType.choices)
-    actor_id = models.CharField(max_length=150)
-    action = models.CharField(max_length=64)
-    thread_public_id = models.CharField(max_length=40, blank=True)
-    object_ids = models.JSONField(default=list)
-    details = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    objects = AuditEventQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [
-            # A thread's events in order (exports page through them by id).
-            models.Index(fields=["thread_public_id", "id"], name="auditevent_thread_seq"),
-        ]
-        permissions = [("export_history", "Can export the full history of threads and users")]
-        constraints = [
-            # An event nobody can attribute is worthless: refuse it (and the change with it).
-            models.CheckConstraint(
-                condition=~Q(actor_id="") & ~Q(action=""), name="auditevent_actor_action"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.action} by {self.actor_type}:{self.actor_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError("audit events are append-only; they cannot be updated")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise AppendOnlyError("audit events are append-only; they cannot be deleted")
 
 
 class RetentionPolicy(models.Model):
@@ -246,6 +112,8 @@ class DeletionRequest(models.Model):
         permissions = [
             ("approve_deletionrequest", "Can approve or reject deletion requests"),
             ("execute_deletionrequest", "Can execute approved deletion requests"),
+            # Compliance work like erasure; it sits here as Django ties permissions to a model.
+            ("export_history", "Can export the full history of threads and users"),
         ]
         constraints = [
             models.CheckConstraint(

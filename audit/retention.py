@@ -13,9 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.erasure import thread_content_erase
-from audit.events import Actor, audit_event_record
 from audit.models import RetentionPolicy
 from audit.selectors import held_threads, legal_holds_active
+from auditlog.events import Actor, audit_event_record
 from threads.models import Message, Role, Thread
 
 RETENTION = Actor.system("audit.apply_retention")

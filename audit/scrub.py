@@ -27,8 +27,7 @@ from django.db import DatabaseError, connection
 from django.db.models import Model
 from django.utils import timezone
 
-from audit.models import AssemblyRecord, ContentBlob
-from compaction.models import Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary
 from threads.models import IdempotencyRecord, Message, Thread
 
 # Every table a message's content (or a copy of it) is written to.

@@ -3,16 +3,9 @@
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from audit.models import AssemblyRecord, DeletionRequest, LegalHold
+from audit.models import DeletionRequest, LegalHold
 from convmem.models import Tenant
 from threads.models import Thread
-
-
-def assembly_get(*, tenant: Tenant, public_id: str) -> AssemblyRecord:
-    """The tenant's assembly record; another tenant's is a 404 like a missing one."""
-    return get_object_or_404(
-        AssemblyRecord.objects.select_related("thread", "leaf"), tenant=tenant, public_id=public_id
-    )
 
 
 def deletion_request_get(*, tenant: Tenant, public_id: str) -> DeletionRequest:

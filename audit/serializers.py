@@ -63,19 +63,3 @@ class DeletionRequestSerializer(serializers.ModelSerializer):
 
 class RedactRequestSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-
-
-class ReplayMessageSerializer(serializers.Serializer):
-    role = serializers.CharField()
-    content = serializers.CharField()
-
-
-class ReplaySerializer(serializers.Serializer):
-    assembly_id = serializers.CharField()
-    messages = ReplayMessageSerializer(many=True)
-    rendered_hash = serializers.CharField(help_text="Hash recorded when it was assembled.")
-    replayed_hash = serializers.CharField(help_text="Hash of the input rebuilt now.")
-    matches = serializers.BooleanField()
-    reason = serializers.CharField(
-        allow_null=True, help_text="Why the rebuilt input differs (null when it matches)."
-    )

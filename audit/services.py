@@ -1,54 +1,14 @@
-"""Writes of the audit app that are not exports, retention or deletion requests: snapshot
-purges, legal holds, retention policies, and the record of staff looking at a thread.
-"""
+"""Writes of the audit app that are not exports, retention or deletion requests: legal holds
+and retention policies."""
 
-from collections import Counter
-from datetime import datetime, timedelta
-from typing import Any
-
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from audit.events import Actor, audit_event_record
-from audit.models import AssemblyRecord, LegalHold, RetentionPolicy
+from audit.models import LegalHold, RetentionPolicy
+from auditlog.events import Actor, audit_event_record
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
 from threads.models import Thread
-
-PURGE_BATCH = 1000
-SNAPSHOT_PURGER = Actor.system("audit.purge_assembly_snapshots")
-
-
-def assembly_snapshots_purge(*, now: datetime | None = None) -> int:
-    """Drop the rendered text of assembly records older than ``CONVMEM_SNAPSHOT_DAYS``.
-
-    The hash, the ids and the token counts stay (a replay rebuilds the text from them).
-    Batches of ``PURGE_BATCH`` rows, each in its own transaction with one audit event per
-    tenant; safe to run twice and concurrently (a row is purged once: the UPDATE re-checks
-    ``rendered_purged_at IS NULL``). Returns how many snapshots were purged.
-    """
-    now = now or timezone.now()
-    cutoff = now - timedelta(days=settings.CONVMEM_SNAPSHOT_DAYS)
-    due = AssemblyRecord.objects.filter(rendered_purged_at__isnull=True, created_at__lt=cutoff)
-    purged = 0
-    while True:
-        batch = list(due.order_by("created_at").values_list("pk", "tenant_id")[:PURGE_BATCH])
-        if not batch:
-            return purged
-        with transaction.atomic():
-            pks = [pk for pk, _ in batch]
-            done = AssemblyRecord.objects.filter(
-                pk__in=pks, rendered_purged_at__isnull=True
-            ).update(rendered_text="", rendered_purged_at=now)
-            for tenant_id, count in Counter(tenant for _, tenant in batch).items():
-                audit_event_record(
-                    actor=SNAPSHOT_PURGER,
-                    action="assembly.snapshots_purged",
-                    tenant_id=tenant_id,
-                    details={"count": count, "older_than_days": settings.CONVMEM_SNAPSHOT_DAYS},
-                )
-        purged += done
 
 
 def legal_hold_place(
@@ -127,15 +87,3 @@ def retention_policy_set(
             details={"erase_content_after_days": erase_content_after_days, "enabled": enabled},
         )
     return policy
-
-
-def thread_view_record(*, user: Any, thread: Thread, what: str = "thread") -> None:
-    """Record that a staff user looked at a thread (or part of it, ``what``) in the admin."""
-    audit_event_record(
-        actor=Actor.staff(user),
-        action="thread.viewed",
-        tenant_id=thread.tenant_id,
-        thread_public_id=thread.public_id,
-        object_ids=[thread.public_id],
-        details={"what": what},
-    )

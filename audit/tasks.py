@@ -2,12 +2,7 @@
 
 from celery import shared_task
 
-from audit import deletion, retention, services
-
-
-@shared_task(name="audit.purge_assembly_snapshots")
-def purge_assembly_snapshots() -> int:
-    return services.assembly_snapshots_purge()
+from audit import deletion, retention
 
 
 @shared_task(name="audit.apply_retention")

@@ -3,11 +3,8 @@ from django.urls import path
 from audit import views
 
 urlpatterns = [
-    path(
-        "assemblies/<str:assembly_id>/replay",
-        views.AssemblyReplayView.as_view(),
-        name="assembly-replay",
-    ),
+    # The thread resource with DELETE; threads.urls routes everything else under threads/.
+    path("threads/<str:thread_id>", views.ThreadDetailView.as_view(), name="thread"),
     path("threads/<str:thread_id>/export", views.ThreadExportView.as_view(), name="thread-export"),
     path("exports", views.UserExportView.as_view(), name="user-export"),
     path(

@@ -1,8 +1,10 @@
-"""Audit API: replay, exports, deletion requests. Thin: parse, call a selector or service."""
+"""Compliance API: exports, deletion requests and self-service erasure. Thin: parse, call a
+selector or service."""
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -10,32 +12,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import deletion, exports, selectors
-from audit.replay import assembly_replay
 from audit.serializers import (
     DeletionRequestCreateSerializer,
     DeletionRequestSerializer,
     RedactRequestSerializer,
-    ReplaySerializer,
 )
-from convmem.api import actor_of, idempotency_parameter, idempotent_response, tenant_of
+from auditlog.events import actor_of
+from convmem.api import idempotency_parameter, tenant_of
 from convmem.auth import HasExportScope, IsTenant
 from convmem.errors import InvalidRequest
 from convmem.schema import LEGAL_HOLD_RESPONSE, ErrorSerializer
+from threads import views as threads_views
+from threads.idempotency import idempotent_response
 from threads.models import Thread
-from threads.selectors import message_get, thread_get
-
-
-class AssemblyReplayView(APIView):
-    @extend_schema(
-        operation_id="assemblies_replay",
-        description="Rebuild the model input of a recorded assembly from the record (message "
-        "contents, summary texts, stored system/retrieved texts) with the assembler version it "
-        "used, and say whether it matches the recorded hash — and if not, why.",
-        responses=ReplaySerializer,
-    )
-    def get(self, request: Request, assembly_id: str) -> Response:
-        assembly = selectors.assembly_get(tenant=tenant_of(request), public_id=assembly_id)
-        return Response(ReplaySerializer(assembly_replay(assembly=assembly)).data)
+from threads.selectors import message_get, thread_get, thread_get_for_deletion
 
 
 class IgnoreFormatParameter(DefaultContentNegotiation):
@@ -121,6 +111,37 @@ class UserExportView(APIView):
             fmt=_format(request),
         )
         return _stream(export)
+
+
+class ThreadDetailView(threads_views.ThreadDetailView):
+    """The thread resource (``GET``, ``PATCH`` from threads) with ``DELETE``: erasure is
+    compliance work, so it is added here, and ``audit.urls`` routes the thread's URL to this
+    view (before ``threads.urls``, which has no route of its own for it)."""
+
+    @extend_schema(
+        operation_id="threads_destroy",
+        description="Erase the thread, as an executed deletion request does: message content "
+        "(tombstoned: ids and tree stay for the audit trail), title and metadata, the memos, "
+        "recorded snapshots and stored responses that copied it, and system prompts or "
+        "retrieved texts no other thread used. Runs at once and answers the executed deletion "
+        "request with its proof; the thread then answers 404. 423 `legal_hold` while a legal "
+        "hold covers the thread or its user (nothing is erased).",
+        parameters=[idempotency_parameter(required=False)],
+        responses={200: DeletionRequestSerializer, 423: LEGAL_HOLD_RESPONSE},
+    )
+    def delete(self, request: Request, thread_id: str) -> Response:
+        # Deleted threads too: a retry under the same Idempotency-Key replays the proof.
+        thread = thread_get_for_deletion(tenant=tenant_of(request), public_id=thread_id)
+
+        def perform() -> tuple[int, dict, object]:
+            if thread.deleted_at is not None:
+                raise NotFound("Not found.")
+            erased = deletion.deletion_self_service(
+                tenant=thread.tenant, actor=actor_of(request), thread=thread
+            )
+            return 200, DeletionRequestSerializer(erased).data, thread
+
+        return idempotent_response(request, required=False, thread=thread, perform=perform)
 
 
 class DeletionRequestCreateView(APIView):

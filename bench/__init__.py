@@ -94,7 +94,7 @@ def build_data_set(progress: Callable[[str], None] = print) -> DataSet:
     Threads and their hidden roots come from the services; the message chains are bulk-inserted
     with explicit ids (so each row can name its parent) and the id sequence is moved past them.
     """
-    from audit.events import Actor
+    from auditlog.events import Actor
     from convmem.tenancy import tenant_create
 
     started = time.perf_counter()

@@ -53,7 +53,7 @@ def build_thread(tenant: object, actor: object, size: int) -> object:
     from django.db import connection, transaction
     from django.db.models import Max
 
-    from compaction.tokens import count_tokens
+    from convmem.tokens import count_tokens
     from threads import services
     from threads.models import Message, Thread
 
@@ -112,7 +112,7 @@ def curator_vs_select(thread: object) -> tuple[float, float, int]:
     from compaction import selectors
     from compaction.curator import Budget, Memo, Turn, curate
     from compaction.profiles import thread_profile
-    from compaction.tokens import count_tokens, system_section_tokens
+    from convmem.tokens import count_tokens, system_section_tokens
     from threads.models import Message
 
     profile = thread_profile(thread)
@@ -161,7 +161,7 @@ def main() -> int:
     with bench_database() as backend:
         from rest_framework.test import APIClient
 
-        from audit.events import Actor
+        from auditlog.events import Actor
         from compaction.context import context_assemble
         from convmem.tenancy import tenant_create
 

@@ -29,9 +29,9 @@ from django.conf import settings  # noqa: E402
 from django.core.management.color import no_style  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from audit.events import Actor  # noqa: E402
 from audit.exports import export_begin  # noqa: E402
-from audit.models import AuditEvent  # noqa: E402
+from auditlog.events import Actor  # noqa: E402
+from auditlog.models import AuditEvent  # noqa: E402
 from convmem.models import Tenant  # noqa: E402
 from threads import services  # noqa: E402
 from threads.models import Message, Thread  # noqa: E402

@@ -97,7 +97,7 @@ class CountingBackend:
 
     def summarize(self, *, previous_memo: str | None, messages: Sequence[Any], max_tokens: int):
         from compaction.memo_input import FRAMING_TOKENS, PROMPT_TOKENS
-        from compaction.tokens import count_tokens
+        from convmem.tokens import count_tokens
 
         given = count_tokens(previous_memo or "") + sum(
             count_tokens(m.content) + FRAMING_TOKENS for m in messages
@@ -132,7 +132,7 @@ class Conversation:
     """One thread talked to turn by turn, with the memo writer run inline after each turn."""
 
     def __init__(self, name: str, backend: CountingBackend, memo_rows: MemoRowsRead) -> None:
-        from audit.events import Actor
+        from auditlog.events import Actor
         from convmem.tenancy import tenant_create
         from threads import services
 
@@ -211,7 +211,7 @@ def main() -> int:
     edge = min(500, turns // 4)
     with bench_database() as database:
         from compaction.models import Summary
-        from compaction.tokens import count_tokens
+        from convmem.tokens import count_tokens
 
         backend = CountingBackend()
         memo_rows = MemoRowsRead()

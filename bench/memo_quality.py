@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def through_services(backend, conversation, loop):
     """One conversation through the real services; a ``Run`` of its checkpoints."""
-    from audit.events import Actor
+    from auditlog.events import Actor
     from compaction import services as compaction_services
     from compaction.context import context_assemble
     from compaction.memo_eval.simulate import Run, measure
     from compaction.models import Summary
-    from compaction.tokens import MESSAGE_OVERHEAD
     from convmem.tenancy import tenant_create
+    from convmem.tokens import MESSAGE_OVERHEAD
     from threads import services
     from threads.models import Message, Thread
 

@@ -25,8 +25,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from audit.events import Actor
-from audit.services import thread_view_record
+from auditlog.events import Actor, thread_view_record
 from compaction import services
 from compaction.fact_labels import fact_label
 from compaction.fact_spans import fact_spans

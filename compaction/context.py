@@ -34,11 +34,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from audit.events import Actor, audit_event_record
-from audit.models import AssemblyRecord, ContentBlob
+from auditlog.events import Actor, audit_event_record
 from compaction import selectors
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Turn, curate
-from compaction.models import Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.rendering import (
     FORMAT,
@@ -51,8 +50,8 @@ from compaction.rendering import (
     sha256_hex,
 )
 from compaction.services import summary_request
-from compaction.tokens import count_tokens, message_tokens, system_section_tokens
 from convmem.errors import InvalidRequest
+from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
 from threads.selectors import tool_group_ending_at

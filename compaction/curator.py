@@ -5,7 +5,7 @@ database, no clock, no I/O. The same inputs always give the same plan.
 
 Costs are arithmetic on stored token counts: every turn and the memo render as one message and
 cost ``tokens + policy.message_overhead``; ``Budget.system`` and ``Budget.retrieved`` arrive
-with their overheads included (see ``compaction.tokens``). The plan guarantees::
+with their overheads included (see ``convmem.tokens``). The plan guarantees::
 
     system + memo + anchor + retrieved + recent + reserve <= window
 
@@ -162,7 +162,7 @@ class Policy:
     turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room;
     one request covers at most ``segment_tokens`` of new turns (what a memo writer can read
     next to the previous memo). ``message_overhead`` equals
-    ``compaction.tokens.MESSAGE_OVERHEAD`` for cl100k chat models.
+    ``convmem.tokens.MESSAGE_OVERHEAD`` for cl100k chat models.
     """
 
     min_recent_turns: int = 4

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 
 
 class Fact(NamedTuple):

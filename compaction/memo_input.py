@@ -21,7 +21,7 @@ from compaction.backends import MemoSource
 from compaction.backends.base import MAX_FRAMING_TOKENS as FRAMING_TOKENS
 from compaction.backends.base import MAX_INSTRUCTION_TOKENS as PROMPT_TOKENS
 from compaction.selectors import RangeRow
-from compaction.tokens import count_tokens, get_encoding
+from convmem.tokens import count_tokens, get_encoding
 
 MAX_ARGUMENT_CHARS = 500
 CUT_MARKER = " … [{count} tokens cut] … "

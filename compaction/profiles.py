@@ -12,22 +12,9 @@ from django.conf import settings
 
 from compaction.backends import summarizer_context_tokens
 from compaction.curator import Policy
-from compaction.models import ModelProfile
-from compaction.tokens import MESSAGE_OVERHEAD, UnknownEncoding, validate_encoding
 from convmem.errors import InvalidRequest
-from convmem.models import Tenant
+from convmem.tokens import MESSAGE_OVERHEAD, UnknownEncoding, validate_encoding
 from threads.models import Thread
-
-
-def profile_for_new_thread(*, tenant: Tenant, name: str | None) -> ModelProfile | None:
-    """The named profile of the tenant, else its default one (None: the built-in defaults)."""
-    if name is None:
-        return ModelProfile.objects.filter(tenant=tenant, is_default=True).first()
-    profile = ModelProfile.objects.filter(tenant=tenant, name=name).first()
-    if profile is None:
-        raise InvalidRequest(f"Unknown model profile {name!r}.", code="unknown_profile")
-    return profile
-
 
 # What a memo writer's prompt takes besides the previous memo and the segment: instructions
 # and per-message framing (see ``compaction.services`` for how the writer keeps to it).

@@ -12,8 +12,10 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 
-from compaction.models import Summary
+from compaction.models import AssemblyRecord, Summary
+from convmem.models import Tenant
 from threads.models import Message, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
@@ -276,3 +278,16 @@ def summary_list(*, thread: Thread) -> QuerySet[Summary]:
         )
         .order_by("-id")
     )
+
+
+def assembly_get(*, tenant: Tenant, public_id: str) -> AssemblyRecord:
+    """The tenant's assembly record; another tenant's is a 404 like a missing one."""
+    return get_object_or_404(
+        AssemblyRecord.objects.select_related("thread", "leaf"), tenant=tenant, public_id=public_id
+    )
+
+
+def assembly_of_thread_exists(thread: Thread, public_id: str) -> bool:
+    """Whether ``public_id`` names an assembly of ``thread`` (threads asks, for an assistant turn
+    that says which model input it answers)."""
+    return AssemblyRecord.objects.filter(thread=thread, public_id=public_id).exists()

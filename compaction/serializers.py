@@ -235,3 +235,19 @@ def context_body(assembly: Assembly) -> dict[str, Any]:
         "pending_memo": assembly.pending_memo,
         "memo_error": assembly.memo_error,
     }
+
+
+class ReplayMessageSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    content = serializers.CharField()
+
+
+class ReplaySerializer(serializers.Serializer):
+    assembly_id = serializers.CharField()
+    messages = ReplayMessageSerializer(many=True)
+    rendered_hash = serializers.CharField(help_text="Hash recorded when it was assembled.")
+    replayed_hash = serializers.CharField(help_text="Hash of the input rebuilt now.")
+    matches = serializers.BooleanField()
+    reason = serializers.CharField(
+        allow_null=True, help_text="Why the rebuilt input differs (null when it matches)."
+    )

@@ -39,7 +39,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from audit.events import Actor, audit_event_record
+from auditlog.events import Actor, audit_event_record
 from compaction import selectors
 from compaction.backends import BackendError, MemoDraft, SummarizerBackend, get_backend
 from compaction.curator import Turn, segment_end, split_units
@@ -48,9 +48,9 @@ from compaction.memo_input import fit_sources, input_budget, memo_sources
 from compaction.models import Summary
 from compaction.profiles import EffectiveProfile, thread_profile
 from compaction.rendering import memo_content
-from compaction.tokens import count_tokens, get_encoding
 from convmem.celery import app
 from convmem.errors import InvalidRequest
+from convmem.tokens import count_tokens, get_encoding
 from threads.models import Message, Thread
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from compaction import services
+from compaction import erasure, services
 from compaction.backends import BackendError
 
 logger = logging.getLogger(__name__)
@@ -61,3 +61,8 @@ def summary_score(summary_id: int) -> None:
 @shared_task(name="compaction.dispatch_pending_memos", acks_late=True)
 def dispatch_pending_memos() -> int:
     return services.summaries_dispatch_pending()
+
+
+@shared_task(name="compaction.purge_assembly_snapshots")
+def purge_assembly_snapshots() -> int:
+    return erasure.assembly_snapshots_purge()

@@ -9,4 +9,9 @@ urlpatterns = [
         views.SummaryListView.as_view(),
         name="thread-summaries",
     ),
+    path(
+        "assemblies/<str:assembly_id>/replay",
+        views.AssemblyReplayView.as_view(),
+        name="assembly-replay",
+    ),
 ]

@@ -7,16 +7,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from auditlog.events import actor_of
 from compaction import selectors
 from compaction.context import RetrievedItem, context_assemble
 from compaction.models import Summary
+from compaction.replay import assembly_replay
 from compaction.serializers import (
     ContextRequestSerializer,
     ContextResponseSerializer,
+    ReplaySerializer,
     SummarySerializer,
     context_body,
 )
-from convmem.api import actor_of, tenant_of
+from convmem.api import tenant_of
 from convmem.errors import InvalidRequest
 from convmem.pagination import NewestFirstPagination
 from threads.selectors import thread_get
@@ -91,3 +94,16 @@ class SummaryListView(APIView):
                 "next": paginator.get_next_link(),
             }
         )
+
+
+class AssemblyReplayView(APIView):
+    @extend_schema(
+        operation_id="assemblies_replay",
+        description="Rebuild the model input of a recorded assembly from the record (message "
+        "contents, summary texts, stored system/retrieved texts) with the assembler version it "
+        "used, and say whether it matches the recorded hash — and if not, why.",
+        responses=ReplaySerializer,
+    )
+    def get(self, request: Request, assembly_id: str) -> Response:
+        assembly = selectors.assembly_get(tenant=tenant_of(request), public_id=assembly_id)
+        return Response(ReplaySerializer(assembly_replay(assembly=assembly)).data)

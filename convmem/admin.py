@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from convmem.models import ApiKey, Tenant
+from convmem.models import ApiKey, ModelProfile, Tenant
 from convmem.tenancy import api_key_create
 
 
@@ -43,3 +43,22 @@ class ApiKeyAdmin(admin.ModelAdmin):
         created, key = api_key_create(tenant=obj.tenant, name=obj.name, scopes=obj.scopes or [])
         obj.pk = created.pk
         messages.warning(request, f"The API key is shown only this once: {key}")
+
+
+@admin.register(ModelProfile)
+class ModelProfileAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "tenant",
+        "is_default",
+        "window_tokens",
+        "reserve_tokens",
+        "encoding",
+        "min_recent_turns",
+        "memo_max_tokens",
+        "high_water",
+        "tool_result_elide_tokens",
+    ]
+    list_filter = ["tenant", "is_default"]
+    search_fields = ["name", "tenant__name"]
+    list_select_related = ["tenant"]

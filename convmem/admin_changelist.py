@@ -1,7 +1,9 @@
-"""Admin changelists that treat an impossible date filter like any other bad filter."""
+"""Admin helpers every app shares: changelists that treat an impossible date filter like any
+other bad filter, and the view-only admin of records nobody edits by hand."""
 
 from typing import Any
 
+from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.http import HttpRequest
@@ -27,3 +29,14 @@ class BoundedDateHierarchyMixin:
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return BoundedDateChangeList
+
+
+class ViewOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -2,21 +2,16 @@
 
 import base64
 import binascii
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
-from rest_framework.response import Response
 
-from audit.events import Actor
 from convmem.auth import TenantPrincipal
 from convmem.errors import InvalidCursor
 from convmem.ids import PUBLIC_ID
 from convmem.models import Tenant
-from threads.idempotency import request_fingerprint, run_idempotent, validate_key
-from threads.models import Thread
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -38,36 +33,6 @@ def idempotency_parameter(*, required: bool) -> OpenApiParameter:
 def tenant_of(request: Request) -> Tenant:
     principal: TenantPrincipal = request.user
     return principal.tenant
-
-
-def actor_of(request: Request) -> Actor:
-    principal: TenantPrincipal = request.user
-    return Actor.api_key(principal.api_key)
-
-
-def idempotent_response(
-    request: Request,
-    *,
-    required: bool,
-    thread: Thread | None,
-    perform: Callable[[], tuple[int, dict[str, Any], Thread | None]],
-) -> Response:
-    """Run ``perform`` under the request's Idempotency-Key (if any) and build the response."""
-    key = validate_key(request.headers.get(IDEMPOTENCY_HEADER), required=required)
-    if key is None:
-        status, body, _ = perform()
-        return Response(body, status=status)
-    outcome = run_idempotent(
-        tenant=tenant_of(request),
-        key=key,
-        fingerprint=request_fingerprint(
-            method=request.method, path=request.path, body=request.data
-        ),
-        thread=thread,
-        perform=perform,
-    )
-    headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
-    return Response(outcome.body, status=outcome.status, headers=headers)
 
 
 def encode_cursor(value: str) -> str:

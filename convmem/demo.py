@@ -21,11 +21,10 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from audit.deletion import deletion_request_file
-from audit.events import Actor
 from audit.models import DeletionRequest
+from auditlog.events import Actor
 from compaction.context import context_assemble
-from compaction.models import ModelProfile
-from convmem.models import ApiKey, Tenant
+from convmem.models import ApiKey, ModelProfile, Tenant
 from convmem.tenancy import api_key_create
 from threads import services
 from threads.models import Thread

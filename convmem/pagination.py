@@ -12,11 +12,11 @@ from urllib.parse import parse_qs
 
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
+from rest_framework import serializers
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 
 from convmem.errors import InvalidCursor
-from threads.serializers import page_size
 
 
 class NewestFirstPagination(CursorPagination):
@@ -84,3 +84,16 @@ def _is_aware_timestamp(raw: str) -> bool:
         return moment is not None and moment.tzinfo is not None and bool(moment.astimezone(UTC))
     except (ValueError, OverflowError):
         return False
+
+
+def page_size(raw: str | None) -> int:
+    """The ``limit`` query parameter, defaulted and clamped to the configured maximum."""
+    if raw is None:
+        return settings.CONVMEM_PAGE_SIZE
+    try:
+        value = int(raw)
+    except ValueError:
+        raise serializers.ValidationError({"limit": "must be an integer."}) from None
+    if value < 1:
+        raise serializers.ValidationError({"limit": "must be at least 1."})
+    return min(value, settings.CONVMEM_MAX_PAGE_SIZE)

@@ -36,12 +36,15 @@ INSTALLED_APPS = [
     # Swagger UI and ReDoc served from our own static files, not a CDN (docs work offline).
     "drf_spectacular_sidecar",
     "tree_queries",
+    # Bottom to top (README, "How the code is laid out"): each app imports only those above it
+    # in this list, and later apps' admins extend earlier ones.
     "convmem",
+    "auditlog",
     "threads",
     "compaction",
-    "audit",
-    "respond",
     "usage",
+    "respond",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -330,7 +333,7 @@ CELERY_BEAT_SCHEDULE = {
     # compaction/: re-enqueue pending memos whose task was lost (the pending row is the outbox).
     "dispatch-pending-memos": {"task": "compaction.dispatch_pending_memos", "schedule": 60.0},
     # audit/: drop expired assembly snapshots hourly; apply retention policies every night.
-    "purge-assembly-snapshots": {"task": "audit.purge_assembly_snapshots", "schedule": 3600.0},
+    "purge-assembly-snapshots": {"task": "compaction.purge_assembly_snapshots", "schedule": 3600.0},
     "apply-retention": {"task": "audit.apply_retention", "schedule": 86400.0},
     "purge-idempotency-records": {
         "task": "threads.purge_idempotency_records",

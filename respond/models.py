@@ -27,7 +27,7 @@ class RespondRun(models.Model):
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="+")
     user_message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
     assembly = models.ForeignKey(
-        "audit.AssemblyRecord", on_delete=models.SET_NULL, null=True, related_name="+"
+        "compaction.AssemblyRecord", on_delete=models.SET_NULL, null=True, related_name="+"
     )
     # The latest answer stored: an interrupted one until a retry completes it.
     assistant_message = models.ForeignKey(

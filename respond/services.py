@@ -38,10 +38,9 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from audit.events import Actor
-from audit.models import AssemblyRecord
+from auditlog.events import Actor
 from compaction.context import Assembly, RetrievedItem, context_assemble
-from compaction.tokens import count_tokens
+from compaction.models import AssemblyRecord
 from convmem.errors import (
     ApiError,
     IdempotencyKeyInFlight,
@@ -49,6 +48,7 @@ from convmem.errors import (
     ModelRefused,
     ModelUnavailable,
 )
+from convmem.tokens import count_tokens
 from respond.chat import ChatStream, ModelError, ModelParams, chat_model_for, chat_stream_open
 from respond.models import RespondRun
 from threads import services as thread_services

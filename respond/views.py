@@ -12,14 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from auditlog.events import actor_of
 from compaction.context import RetrievedItem
-from convmem.api import (
-    IDEMPOTENCY_HEADER,
-    REPLAYED_HEADER,
-    actor_of,
-    idempotency_parameter,
-    tenant_of,
-)
+from convmem.api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency_parameter, tenant_of
 from convmem.schema import ErrorSerializer
 from respond import selectors, services
 from respond.models import RespondRun

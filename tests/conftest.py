@@ -15,7 +15,7 @@ from django.db import connection
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
-from audit.events import Actor
+from auditlog.events import Actor
 from convmem.models import ApiKey, Tenant
 from convmem.tenancy import api_key_create, tenant_create
 from tests.support.worker import celery_worker  # noqa: F401  (a real Celery worker fixture)

@@ -3,6 +3,9 @@
 A thread's page is the conversation drawn as branches (``threads.admin_views``); a message's
 page is its lineage. Nothing here writes to the record: edits come from the API and erasure
 from an approved deletion request.
+
+Apps above threads extend these admins by subclassing them and registering the subclass in
+place of the one before (compaction adds the memos, audit adds exports): threads knows neither.
 """
 
 from typing import Any
@@ -14,8 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from audit.events import Actor, audit_event_record
-from audit.exports import EXPORT_PERMISSION
+from auditlog.events import Actor, audit_event_record
 from convmem.admin_changelist import BoundedDateHierarchyMixin
 from threads import admin_views
 from threads.models import Message, Role, Thread
@@ -47,21 +49,16 @@ class ThreadAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
     list_select_related = ["tenant"]
     show_full_result_count = False
 
-    def has_export_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm(EXPORT_PERMISSION)
+    def can_export(self, request: HttpRequest) -> bool:
+        """Whether the pages offer an export (the compliance app's admin says yes)."""
+        return False
+
+    def memos_ending_at(self, thread: Thread, message_pks: list[int]) -> dict[int, list[Any]]:
+        """The memos to show under each message of a page, by message pk (compaction's admin)."""
+        return {}
 
     def get_urls(self) -> list[URLPattern]:
         own = [
-            path(
-                "export/",
-                self.admin_site.admin_view(self.user_export_view),
-                name="threads_thread_export_user",
-            ),
-            path(
-                "<str:object_id>/export/",
-                self.admin_site.admin_view(self.export_view),
-                name="threads_thread_export",
-            ),
             path(
                 "<str:object_id>/branch/<str:message_id>/",
                 self.admin_site.admin_view(self.branch_view),
@@ -77,27 +74,20 @@ class ThreadAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        thread = self._thread_or_denied(request, object_id)
+        thread = self.thread_or_denied(request, object_id)
         return admin_views.conversation_view(self, request, thread)
 
     def branch_view(self, request: HttpRequest, object_id: str, message_id: str) -> HttpResponse:
-        thread = self._thread_or_denied(request, object_id)
+        thread = self.thread_or_denied(request, object_id)
         return admin_views.branch_fragment_view(self, request, thread, message_id)
-
-    def export_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        thread = self._thread_or_denied(request, object_id)
-        return admin_views.thread_export_view(self, request, thread)
-
-    def user_export_view(self, request: HttpRequest) -> HttpResponse:
-        return admin_views.user_export_view(self, request)
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        extra = {"can_export": self.has_export_permission(request), **(extra_context or {})}
+        extra = {"can_export": self.can_export(request), **(extra_context or {})}
         return super().changelist_view(request, extra)
 
-    def _thread_or_denied(self, request: HttpRequest, object_id: str) -> Thread:
+    def thread_or_denied(self, request: HttpRequest, object_id: str) -> Thread:
         admin_views.require_view(self, request)
         thread = (
             self.get_queryset(request)
@@ -149,6 +139,10 @@ class MessageAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
         url = reverse("admin:threads_thread_change", args=[obj.thread.public_id])
         return format_html('<a href="{}">{}</a>', url, obj.thread.public_id)
 
+    def memos_covering(self, message: Message) -> list[Any]:
+        """The memos to show on a message's page (compaction's admin)."""
+        return []
+
     @admin.display(description="content")
     def preview(self, obj: Message) -> str:
         if obj.erased_at:
@@ -165,7 +159,7 @@ class MessageAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
         admin_views.require_view(self, request)
         message = (
             Message.objects.exclude(role=Role.ROOT)
-            .select_related("thread", "assembly")
+            .select_related("thread")
             .filter(**public_id_or_pk(object_id))
             .first()
         )

@@ -11,28 +11,21 @@ Every page that shows message content writes an audit event naming the staff mem
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from django import forms
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    HttpResponseBadRequest,
     HttpResponseRedirect,
-    StreamingHttpResponse,
 )
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from audit.events import Actor
-from audit.exports import EXPORT_PERMISSION, FORMATS, Export, export_begin
-from audit.services import thread_view_record
-from compaction.models import Summary
-from convmem.admin_permissions import permission_needed
-from convmem.models import Tenant
+from auditlog.events import thread_view_record
 from threads import selectors
 from threads.models import Message, Role, Thread
 
@@ -58,7 +51,8 @@ class NodeView:
     replaced: selectors.SiblingNode | None
     edited_by: list[selectors.SiblingNode]
     is_active_leaf: bool
-    memos: list[Summary] = field(default_factory=list)
+    # What apps above threads attach (compaction: the memos ending at this message).
+    memos: list[Any] = field(default_factory=list)
 
     @property
     def is_fork(self) -> bool:
@@ -142,15 +136,7 @@ def conversation_view(
         thread=thread, parent_ids={m.parent_id for m in page.messages} | {end.pk}
     )
     nodes = _node_views(thread, page.messages, groups)
-    by_last: dict[int, list[Summary]] = {}
-    summaries = (
-        Summary.objects.filter(thread=thread, last_id__in=[m.pk for m in page.messages])
-        .select_related("first")
-        .only("public_id", "status", "chain_depth", "token_count", "last_id", "first__public_id")
-        .order_by("id")
-    )
-    for summary in summaries:
-        by_last.setdefault(summary.last_id, []).append(summary)
+    by_last = model_admin.memos_ending_at(thread, [m.pk for m in page.messages])
     for node in nodes:
         node.memos = by_last.get(node.message.pk, [])
 
@@ -172,7 +158,7 @@ def conversation_view(
         "older_url": older,
         "newest_url": thread_url(thread, leaf=leaf.public_id) if end.pk != leaf.pk else None,
         "active_url": None if on_active else thread_url(thread),
-        "can_export": model_admin.has_export_permission(request),
+        "can_export": model_admin.can_export(request),
         "has_view_permission": True,
     }
     return TemplateResponse(request, "admin/threads/thread/conversation.html", context)
@@ -223,13 +209,7 @@ def message_lineage_view(
         edits = Message.objects.only("public_id", "content", "role", "erased_at").get(
             pk=message.edits_id
         )
-    summaries = [
-        summary
-        for summary in Summary.objects.filter(
-            thread=thread, first__depth__lte=message.depth, last__depth__gte=message.depth
-        ).order_by("id")
-        if message.public_id in summary.covered_ids
-    ]
+    summaries = model_admin.memos_covering(message)
     thread_view_record(user=request.user, thread=thread, what=f"message {message.public_id}")
     context = {
         **model_admin.admin_site.each_context(request),
@@ -254,58 +234,3 @@ def message_lineage_view(
 def require_view(model_admin: ModelAdmin, request: HttpRequest) -> None:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-
-
-def _streamed(export: Export) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
-    return response
-
-
-def thread_export_view(
-    model_admin: ModelAdmin, request: HttpRequest, thread: Thread
-) -> HttpResponse:
-    """The thread's full history, streamed by the same export as the API (``audit.exports``)."""
-    if not model_admin.has_export_permission(request):
-        raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
-    fmt = request.GET.get("format", "json")
-    if fmt not in FORMATS:
-        return HttpResponseBadRequest(f"format must be one of {', '.join(FORMATS)}.")
-    export = export_begin(
-        tenant=thread.tenant,
-        actor=Actor.staff(request.user),
-        thread=thread,
-        fmt=fmt,
-        user=request.user,
-    )
-    return _streamed(export)
-
-
-class UserExportForm(forms.Form):
-    tenant = forms.ModelChoiceField(queryset=Tenant.objects.order_by("name"))
-    user_ref = forms.CharField(max_length=255)
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="json")
-
-
-def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
-    """Every thread of one end user (``user_ref`` of a tenant), streamed; a form until asked."""
-    if not model_admin.has_export_permission(request):
-        raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
-    form = UserExportForm(request.GET or None)
-    if form.is_valid():
-        export = export_begin(
-            tenant=form.cleaned_data["tenant"],
-            actor=Actor.staff(request.user),
-            user_ref=form.cleaned_data["user_ref"],
-            fmt=form.cleaned_data["format"],
-            user=request.user,
-        )
-        return _streamed(export)
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "opts": model_admin.model._meta,
-        "title": "Export the history of an end user",
-        "form": form,
-        "has_view_permission": True,
-    }
-    return TemplateResponse(request, "admin/threads/thread/export_user.html", context)

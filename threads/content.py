@@ -22,8 +22,8 @@ from typing import Any
 
 from django.conf import settings
 
-from compaction.tokens import count_tokens
 from convmem.errors import InvalidRequest, PayloadTooLarge
+from convmem.tokens import count_tokens
 
 TEXT = "text"
 IMAGE_URL = "image_url"

@@ -35,7 +35,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from rest_framework.request import Request
+from rest_framework.response import Response
 
+from convmem.api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, tenant_of
 from convmem.errors import (
     IdempotencyKeyInFlight,
     IdempotencyKeyInvalid,
@@ -196,3 +199,28 @@ def idempotency_records_purge(*, older_than: timedelta | None = None) -> int:
     ttl = older_than or timedelta(hours=settings.CONVMEM_IDEMPOTENCY_TTL_HOURS)
     deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - ttl).delete()
     return deleted
+
+
+def idempotent_response(
+    request: Request,
+    *,
+    required: bool,
+    thread: Thread | None,
+    perform: Callable[[], tuple[int, dict[str, Any], Thread | None]],
+) -> Response:
+    """Run ``perform`` under the request's Idempotency-Key (if any) and build the response."""
+    key = validate_key(request.headers.get(IDEMPOTENCY_HEADER), required=required)
+    if key is None:
+        status, body, _ = perform()
+        return Response(body, status=status)
+    outcome = run_idempotent(
+        tenant=tenant_of(request),
+        key=key,
+        fingerprint=request_fingerprint(
+            method=request.method, path=request.path, body=request.data
+        ),
+        thread=thread,
+        perform=perform,
+    )
+    headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
+    return Response(outcome.body, status=outcome.status, headers=headers)

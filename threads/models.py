@@ -20,7 +20,7 @@ class Thread(models.Model):
     title = models.CharField(max_length=255, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     profile = models.ForeignKey(
-        "compaction.ModelProfile",
+        "convmem.ModelProfile",
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
@@ -102,13 +102,10 @@ class Message(TreeNode):
     edits = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="edited_by"
     )
-    assembly = models.ForeignKey(
-        "audit.AssemblyRecord",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="answers",
-    )
+    # The recorded model input (a compaction assembly) an assistant turn answers, by its public
+    # id: assemblies live in compaction, above threads, and are kept as long as the thread.
+    # NULL (not "") for "none", as the API's ``assembly_id`` says.
+    assembly_public_id = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     erased_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

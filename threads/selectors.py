@@ -48,7 +48,7 @@ def thread_list(*, tenant: Tenant, user_ref: str | None = None) -> QuerySet[Thre
 
 
 def messages_with_refs() -> QuerySet[Message]:
-    """Messages annotated with the public ids the API shows (parent, edited node, assembly).
+    """Messages annotated with the public ids the API shows of their parent and edited node.
 
     A first message's parent is the hidden root, reported as ``None``.
     """
@@ -57,7 +57,6 @@ def messages_with_refs() -> QuerySet[Message]:
             When(parent__role=Role.ROOT, then=None), default=F("parent__public_id")
         ),
         edits_public_id=F("edits__public_id"),
-        assembly_public_id=F("assembly__public_id"),
     )
 
 
@@ -78,13 +77,11 @@ WITH RECURSIVE path(id, parent_id, n) AS (
 )
 SELECT m.*, path.n AS path_n,
        CASE WHEN p.role = 'root' THEN NULL ELSE p.public_id END AS parent_public_id,
-       e.public_id AS edits_public_id,
-       a.public_id AS assembly_public_id
+       e.public_id AS edits_public_id
 FROM path
 JOIN {MESSAGE_TABLE} m ON m.id = path.id
 LEFT JOIN {MESSAGE_TABLE} p ON p.id = m.parent_id
 LEFT JOIN {MESSAGE_TABLE} e ON e.id = m.edits_id
-LEFT JOIN audit_assemblyrecord a ON a.id = m.assembly_id
 ORDER BY path.n DESC
 """
 

@@ -3,7 +3,6 @@
 import json
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -267,16 +266,3 @@ class MessageEditSerializer(serializers.Serializer):
         help_text="Assistant turns: new tool calls (default: the original's).",
     )
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
-
-
-def page_size(raw: str | None) -> int:
-    """The ``limit`` query parameter, defaulted and clamped to the configured maximum."""
-    if raw is None:
-        return settings.CONVMEM_PAGE_SIZE
-    try:
-        value = int(raw)
-    except ValueError:
-        raise serializers.ValidationError({"limit": "must be an integer."}) from None
-    if value < 1:
-        raise serializers.ValidationError({"limit": "must be at least 1."})
-    return min(value, settings.CONVMEM_MAX_PAGE_SIZE)

@@ -11,6 +11,7 @@ on each other. On SQLite the lock is a no-op; ``transaction_mode=IMMEDIATE`` ser
 writers instead.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,10 +19,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from rest_framework.exceptions import NotFound
 
-from audit.events import Actor, audit_event_record
-from audit.models import AssemblyRecord
+from auditlog.events import Actor, audit_event_record
 from convmem.errors import InvalidRequest
-from convmem.models import Tenant
+from convmem.models import ModelProfile, Tenant
 from threads import content as content_rules
 from threads import selectors
 from threads.content import Content
@@ -167,17 +167,27 @@ def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:
     return node
 
 
-def _assembly_of(thread: Thread, public_id: str | None, role: str) -> AssemblyRecord | None:
+# Whether a public id names an assembly (a recorded model input) of a thread. Assemblies live
+# in compaction, above threads, which registers the check when it loads
+# (``CompactionConfig.ready``); without it no assistant turn can name an assembly.
+AssemblyCheck = Callable[[Thread, str], bool]
+_assembly_check: list[AssemblyCheck] = []
+
+
+def assembly_check_register(check: AssemblyCheck) -> None:
+    _assembly_check[:] = [check]
+
+
+def _assembly_of(thread: Thread, public_id: str | None, role: str) -> str | None:
     if public_id is None:
         return None
     if role != Role.ASSISTANT:
         raise InvalidRequest("assembly_id is only accepted on assistant messages.", code="invalid")
-    assembly = AssemblyRecord.objects.filter(thread=thread, public_id=public_id).first()
-    if assembly is None:
+    if not any(check(thread, public_id) for check in _assembly_check):
         raise InvalidRequest(
             f"assembly_id {public_id!r} is not an assembly of this thread.", code="unknown_assembly"
         )
-    return assembly
+    return public_id
 
 
 def _check_tool_sequence(*, parent: Message, role: str, tool_call_id: str) -> None:
@@ -218,7 +228,7 @@ def _insert_node(
     role: str,
     body: TurnBody,
     edits: Message | None = None,
-    assembly: AssemblyRecord | None = None,
+    assembly: str | None = None,
     status: str = MessageStatus.COMPLETE,
 ) -> Message:
     message = Message.objects.create(
@@ -235,13 +245,12 @@ def _insert_node(
         token_count=body.token_count,
         depth=parent.depth + 1,
         edits=edits,
-        assembly=assembly,
+        assembly_public_id=assembly,
         status=status,
     )
     # The public ids the API shows, known here without another query.
     message.parent_public_id = None if parent.role == Role.ROOT else parent.public_id
     message.edits_public_id = edits.public_id if edits else None
-    message.assembly_public_id = assembly.public_id if assembly else None
     return message
 
 
@@ -405,7 +414,7 @@ def assistant_turn_record(
                 "tokens": body.token_count,
                 "status": status,
                 "edits_id": message.edits_public_id,
-                "assembly_id": assembly.public_id if assembly else None,
+                "assembly_id": assembly,
             },
         )
     return message
@@ -461,3 +470,13 @@ def thread_update(
                 details={"fields": fields[1:]},
             )
     return locked
+
+
+def profile_for_new_thread(*, tenant: Tenant, name: str | None) -> ModelProfile | None:
+    """The named profile of the tenant, else its default one (None: the built-in defaults)."""
+    if name is None:
+        return ModelProfile.objects.filter(tenant=tenant, is_default=True).first()
+    profile = ModelProfile.objects.filter(tenant=tenant, name=name).first()
+    if profile is None:
+        raise InvalidRequest(f"Unknown model profile {name!r}.", code="unknown_profile")
+    return profile

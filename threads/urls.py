@@ -4,7 +4,6 @@ from threads import views
 
 urlpatterns = [
     path("threads", views.ThreadListCreateView.as_view(), name="threads"),
-    path("threads/<str:thread_id>", views.ThreadDetailView.as_view(), name="thread"),
     path(
         "threads/<str:thread_id>/messages",
         views.MessageListCreateView.as_view(),

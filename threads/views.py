@@ -9,22 +9,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit.deletion import deletion_self_service
-from audit.serializers import DeletionRequestSerializer
-from compaction.profiles import profile_for_new_thread
-from convmem.api import (
-    actor_of,
-    decode_cursor,
-    encode_cursor,
-    idempotency_parameter,
-    idempotent_response,
-    page_url,
-    tenant_of,
-)
+from auditlog.events import actor_of
+from convmem.api import decode_cursor, encode_cursor, idempotency_parameter, page_url, tenant_of
 from convmem.errors import InvalidCursor
-from convmem.pagination import NewestFirstPagination
-from convmem.schema import LEGAL_HOLD_RESPONSE
+from convmem.pagination import NewestFirstPagination, page_size
 from threads import selectors, services
+from threads.idempotency import idempotent_response
 from threads.models import Message, Role
 from threads.serializers import (
     MessageCreateSerializer,
@@ -34,8 +24,8 @@ from threads.serializers import (
     ThreadSerializer,
     ThreadUpdateSerializer,
     TreeNodeSerializer,
-    page_size,
 )
+from threads.services import profile_for_new_thread
 
 LIMIT = OpenApiParameter(
     "limit",
@@ -121,31 +111,6 @@ class ThreadDetailView(APIView):
             metadata=fields.get("metadata"),
         )
         return Response(ThreadSerializer(updated).data)
-
-    @extend_schema(
-        operation_id="threads_destroy",
-        description="Erase the thread, as an executed deletion request does: message content "
-        "(tombstoned: ids and tree stay for the audit trail), title and metadata, the memos, "
-        "recorded snapshots and stored responses that copied it, and system prompts or "
-        "retrieved texts no other thread used. Runs at once and answers the executed deletion "
-        "request with its proof; the thread then answers 404. 423 `legal_hold` while a legal "
-        "hold covers the thread or its user (nothing is erased).",
-        parameters=[idempotency_parameter(required=False)],
-        responses={200: DeletionRequestSerializer, 423: LEGAL_HOLD_RESPONSE},
-    )
-    def delete(self, request: Request, thread_id: str) -> Response:
-        # Deleted threads too: a retry under the same Idempotency-Key replays the proof.
-        thread = selectors.thread_get_for_deletion(tenant=tenant_of(request), public_id=thread_id)
-
-        def perform() -> tuple[int, dict, object]:
-            if thread.deleted_at is not None:
-                raise NotFound("Not found.")
-            erased = deletion_self_service(
-                tenant=thread.tenant, actor=actor_of(request), thread=thread
-            )
-            return 200, DeletionRequestSerializer(erased).data, thread
-
-        return idempotent_response(request, required=False, thread=thread, perform=perform)
 
 
 class MessageListCreateView(APIView):

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from django.conf import settings
 
-from compaction.models import ModelProfile
+from convmem.models import ModelProfile
 
 MILLION = Decimal(1_000_000)
 # Costs are shown to the millionth of a currency unit (the profile prices' precision).

@@ -21,7 +21,7 @@ from django.conf import settings
 from compaction.backends.base import MemoDraft, MemoSource
 from compaction.backends.memo_reader import MemoReader
 from compaction.backends.memo_state import MemoState, fit_memo, parse_memo
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 
 PROMPT_VERSION = "state-memo/1"
 MODEL = "state-memo"

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 
 CUSTOMER_HEADER = "Customer:"
 OPEN_HEADER = "Open cases:"

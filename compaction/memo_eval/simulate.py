@@ -28,7 +28,7 @@ from compaction.backends.base import MemoDraft, MemoSource, SummarizerBackend
 from compaction.memo_eval.checker import fact_present, probe_answered, units_of
 from compaction.memo_eval.generator import Conversation, PlantedFact
 from compaction.rendering import memo_content
-from compaction.tokens import (
+from convmem.tokens import (
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
     count_tokens,

@@ -8,14 +8,13 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from audit.models import AssemblyRecord
 from compaction.backends import MemoDraft, MemoSource
 from compaction.backends.embedded import EmbeddedBackend
 from compaction.context import RetrievedItem, context_assemble
-from compaction.models import Summary
+from compaction.models import AssemblyRecord, Summary
 from compaction.services import summary_write
-from compaction.tokens import count_tokens
 from convmem.demo import CONVERSATION
+from convmem.tokens import count_tokens
 from tests.conftest import SYSTEM, TenantKit, make_thread
 from threads import services
 from threads.models import Message, Thread

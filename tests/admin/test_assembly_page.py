@@ -3,15 +3,15 @@
 from django.test import Client
 from django.urls import reverse
 
-from audit.admin_views import budget_bar
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
+from compaction.admin_assembly import budget_bar
 from tests.admin.conftest import MemoThread
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import make_thread
 
 
 def assembly_url(memo_thread: MemoThread) -> str:
-    return reverse("admin:audit_assemblyrecord_change", args=[memo_thread.assembly.public_id])
+    return reverse("admin:compaction_assemblyrecord_change", args=[memo_thread.assembly.public_id])
 
 
 def test_it_lists_the_items_in_order(support: Client, memo_thread: MemoThread):
@@ -74,7 +74,7 @@ def test_it_lists_dropped_messages_and_the_memo_asked_for(support: Client, acme)
     thread = make_thread(acme.tenant)
     grow(thread, 40)
     r = post_context(acme.client, thread, window_tokens=600, reserve_tokens=100)
-    url = reverse("admin:audit_assemblyrecord_change", args=[r.data["assembly_id"]])
+    url = reverse("admin:compaction_assemblyrecord_change", args=[r.data["assembly_id"]])
 
     response = support.get(url)
 

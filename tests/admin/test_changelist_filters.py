@@ -8,7 +8,7 @@ from tests.conftest import make_thread
 CHANGELISTS = [
     "/admin/threads/thread/",
     "/admin/threads/message/",
-    "/admin/audit/auditevent/",
+    "/admin/auditlog/auditevent/",
 ]
 BAD_DATES = [
     "created_at__year=99999999999",

@@ -8,9 +8,10 @@ from django.test import Client
 from django.urls import reverse
 
 from audit.deletion import deletion_request_file, deletion_request_perform
-from audit.events import Actor
-from audit.models import AuditEvent, DeletionRequest
+from audit.models import DeletionRequest
 from audit.services import legal_hold_place
+from auditlog.events import Actor
+from auditlog.models import AuditEvent
 from tests.admin.conftest import Branched
 from tests.conftest import SYSTEM
 from threads.models import Message

@@ -60,7 +60,7 @@ def test_memo_and_model_input_pages_escape_content(support: Client, acme: Tenant
     ).get(content__contains="Any news")
     pages = [
         reverse("admin:compaction_summary_change", args=[memo_thread.summary.public_id]),
-        reverse("admin:audit_assemblyrecord_change", args=[memo_thread.assembly.public_id])
+        reverse("admin:compaction_assemblyrecord_change", args=[memo_thread.assembly.public_id])
         + "?replay=1",
     ]
     for url in pages:

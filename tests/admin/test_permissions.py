@@ -6,7 +6,8 @@ from django.test import Client
 from django.urls import reverse
 
 from audit.deletion import deletion_request_file
-from audit.models import AuditEvent, DeletionRequest
+from audit.models import DeletionRequest
+from auditlog.models import AuditEvent
 from tests.admin.conftest import Branched
 from tests.conftest import SYSTEM
 
@@ -34,13 +35,13 @@ def test_support_sees_conversations_but_not_deletion_requests(support: Client):
         "threads.Thread",
         "threads.Message",
         "compaction.Summary",
-        "audit.AssemblyRecord",
+        "compaction.AssemblyRecord",
     } <= seen
     assert "audit.DeletionRequest" not in seen
 
 
 def test_compliance_sees_deletion_requests(compliance: Client):
-    assert {"threads.Thread", "audit.DeletionRequest", "audit.AuditEvent"} <= modules(compliance)
+    assert {"threads.Thread", "audit.DeletionRequest", "auditlog.AuditEvent"} <= modules(compliance)
 
 
 @pytest.fixture

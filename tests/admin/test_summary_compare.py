@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from compaction import admin_views
 from compaction.fact_labels import fact_label
 from compaction.models import Summary

@@ -8,7 +8,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from tests.admin.conftest import Branched
 from threads.admin_views import PAGE_SIZE
 from threads.models import Thread

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, Permission, User
 
-from audit.events import Actor
+from auditlog.events import Actor
 from compaction.context import RetrievedItem, context_assemble
 from tests.conftest import SYSTEM
 from threads import services

@@ -197,8 +197,8 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
         "threads_thread.metadata",
         "threads_idempotencyrecord.response_body",
         "compaction_summary.text",
-        "audit_assemblyrecord.rendered_text",
-        "audit_contentblob.text",
+        "compaction_assemblyrecord.rendered_text",
+        "compaction_contentblob.text",
     } <= set(planted), planted
 
     filed = acme.client.post(
@@ -221,7 +221,7 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
     survivors = db_hits(bystander)
     assert survivors["threads_message.content"] == TURNS + 2  # the tool result, the user turn
     assert "compaction_summary.text" in survivors
-    assert "audit_assemblyrecord.rendered_text" in survivors
+    assert "compaction_assemblyrecord.rendered_text" in survivors
     proof = DeletionRequest.objects.get(pk=request.pk).proof
     assert proof["counts"]["messages"] == TURNS + AGENT_TURNS
     assert proof["counts"]["summaries"] >= 1

@@ -18,11 +18,12 @@ from audit.deletion import (
     deletion_request_perform,
     deletion_request_reject,
 )
-from audit.erasure import ERASED
-from audit.models import AssemblyRecord, AuditEvent, ContentBlob, DeletionRequest
+from audit.models import DeletionRequest
 from audit.services import legal_hold_place
-from compaction.models import Summary
+from auditlog.models import AuditEvent
+from compaction.models import AssemblyRecord, ContentBlob, Summary
 from tests.audit.conftest import OPERATOR, branched_thread, grant, record_assembly, staff, visible
+from threads.erasure import ERASED
 from threads.models import IdempotencyRecord, Thread
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from django.db import connection, transaction
 from rest_framework.test import APIClient
 
 from audit.erasure import thread_content_erase
-from audit.events import Actor
-from audit.models import AssemblyRecord
+from auditlog.events import Actor
+from compaction.models import AssemblyRecord
 from tests.audit.test_canary import db_hits
 from tests.conftest import SYSTEM, make_thread
 from threads import services

@@ -13,9 +13,9 @@ from django.core.management.color import no_style
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from audit.events import Actor
 from audit.exports import SCHEMA, SECTIONS, export_begin
-from audit.models import AuditEvent
+from auditlog.events import Actor
+from auditlog.models import AuditEvent
 from compaction.models import Summary
 from tests.audit.conftest import branched_thread, visible
 from tests.conftest import make_thread

@@ -8,7 +8,7 @@ READ = {
     "threads.view_thread",
     "threads.view_message",
     "compaction.view_summary",
-    "audit.view_assemblyrecord",
+    "compaction.view_assemblyrecord",
     # Regenerate a memo or mark it stale from its compare page (never the messages).
     "compaction.change_summary",
 }
@@ -18,7 +18,7 @@ COMPLIANCE_ONLY = {
     "audit.add_deletionrequest",
     "audit.approve_deletionrequest",
     "audit.execute_deletionrequest",
-    "audit.view_auditevent",
+    "auditlog.view_auditevent",
     "audit.add_legalhold",
     "audit.change_retentionpolicy",
 }

@@ -6,13 +6,14 @@ import pytest
 from django.utils import timezone
 
 from audit import tasks
-from audit.erasure import ERASED
-from audit.models import AuditEvent, RetentionPolicy
+from audit.models import RetentionPolicy
 from audit.retention import retention_apply
 from audit.services import legal_hold_place, legal_hold_release, retention_policy_set
+from auditlog.models import AuditEvent
 from compaction.models import Summary
 from convmem.errors import InvalidRequest
 from tests.audit.conftest import OPERATOR, branched_thread, visible
+from threads.erasure import ERASED
 from threads.models import Message
 
 pytestmark = pytest.mark.django_db

@@ -15,9 +15,9 @@ from django.core.management import call_command
 from django.db import connection, transaction
 
 from audit.erasure import thread_content_erase
-from audit.events import Actor
-from audit.models import AuditEvent
 from audit.scrub import CONTENT_MODELS, database_scrub
+from auditlog.events import Actor
+from auditlog.models import AuditEvent
 from tests.compaction.helpers import post_context
 from tests.conftest import SYSTEM, make_thread
 from threads import services

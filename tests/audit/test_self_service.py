@@ -4,10 +4,11 @@ Both run the deletion machinery at once (request, proof, audit events, memo inva
 snapshot purge, stored-response redaction) and are refused under a legal hold.
 """
 
-from audit.erasure import ERASED
-from audit.models import AuditEvent, DeletionRequest, LegalHold
+from audit.models import DeletionRequest, LegalHold
+from auditlog.models import AuditEvent
 from compaction.models import Summary
 from tests.audit.conftest import branched_thread, record_assembly, visible
+from threads.erasure import ERASED
 from threads.models import IdempotencyRecord, Message, Thread
 
 

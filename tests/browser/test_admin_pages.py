@@ -104,7 +104,7 @@ def test_support_reads_the_budget_bar_and_replays(
     log_in(page, live_server.url, "sam-support")
 
     page.goto(
-        f"{live_server.url}/admin/audit/assemblyrecord/{memo_thread.assembly.public_id}/change/"
+        f"{live_server.url}/admin/compaction/assemblyrecord/{memo_thread.assembly.public_id}/change/"
     )
 
     bar = page.locator("#budget-bar")

@@ -36,7 +36,7 @@ def test_every_section_is_named_readably(live_server, open_page, acme: TenantKit
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
 
-    page.goto(f"{live_server.url}/admin/audit/assemblyrecord/{assembly.public_id}/change/")
+    page.goto(f"{live_server.url}/admin/compaction/assemblyrecord/{assembly.public_id}/change/")
 
     assert page.evaluate(CUT_LABELS) == []
     assert page.evaluate(BROKEN_LEGEND) == []

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page
 
 from audit.deletion import deletion_request_file
-from audit.events import Actor
 from audit.services import legal_hold_place
+from auditlog.events import Actor
 from tests.admin.conftest import PASSWORD, build_branched, build_memo_thread, write_embellished
 from tests.browser.conftest import screenshot
 from tests.conftest import SYSTEM, TenantKit

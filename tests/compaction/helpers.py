@@ -10,8 +10,8 @@ from pydantic import TypeAdapter
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from audit.models import AssemblyRecord, AuditEvent, ContentBlob
-from compaction.models import Summary
+from auditlog.models import AuditEvent
+from compaction.models import AssemblyRecord, ContentBlob, Summary
 from tests.conftest import SYSTEM
 from threads import services
 from threads.models import Message, Thread

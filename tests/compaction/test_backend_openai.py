@@ -30,7 +30,7 @@ from compaction.backends.openai_compat import (
 from compaction.memo_eval.generator import generate
 from compaction.memo_eval.report import evaluate_split
 from compaction.memo_eval.simulate import LoopSettings
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 from tests.support.chat_server import ChatServer, prompt_words
 
 API_KEY = "sk-test-convmem"

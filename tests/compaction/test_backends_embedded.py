@@ -13,7 +13,7 @@ from compaction.backends.memo_state import parse_memo, render_memo
 from compaction.memo_eval.generator import generate
 from compaction.memo_eval.report import evaluate_split
 from compaction.memo_eval.simulate import LoopSettings
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 
 
 def _sources(*turns: tuple[str, str]) -> list[MemoSource]:

@@ -1,10 +1,10 @@
 """Context for agent conversations: valid Chat Completions input with tool calls, tool results,
 content parts; tool groups never split; old bulky tool results elided with a readable marker."""
 
-from audit.models import AssemblyRecord
-from audit.replay import assembly_replay
+from compaction.models import AssemblyRecord
 from compaction.rendering import elided_tool_result
-from compaction.tokens import MESSAGE_OVERHEAD, count_tokens
+from compaction.replay import assembly_replay
+from convmem.tokens import MESSAGE_OVERHEAD, count_tokens
 from tests.compaction.helpers import assert_valid_chat_input, post_context
 from tests.conftest import SYSTEM, make_thread
 from threads import services

@@ -2,7 +2,7 @@
 
 import pytest
 
-from compaction.models import ModelProfile
+from convmem.models import ModelProfile
 from tests.compaction.helpers import Recorded, grow, post_context
 from tests.conftest import make_thread, path_ids
 

@@ -1,11 +1,11 @@
 """A growing conversation through the services, memos written as soon as they are asked for:
 on every turn the input fits, ends with the current turn, and never summarises it."""
 
-from audit.events import Actor
+from auditlog.events import Actor
 from compaction import services as compaction_services
 from compaction.context import context_assemble
 from compaction.models import Summary
-from compaction.tokens import MESSAGE_OVERHEAD
+from convmem.tokens import MESSAGE_OVERHEAD
 from tests.compaction.helpers import turn_text
 from tests.conftest import make_thread
 from threads import services

@@ -24,7 +24,7 @@ from compaction.memo_eval.generator import (
 )
 from compaction.memo_eval.report import evaluate_split, format_report, goal_met, merged
 from compaction.memo_eval.simulate import LoopSettings, message_ids, run_conversation, segments
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")

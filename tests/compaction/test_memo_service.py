@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from audit.events import Actor
-from audit.models import AuditEvent
+from auditlog.events import Actor
+from auditlog.models import AuditEvent
 from compaction import services as compaction_services
 from compaction.backends import BackendError
 from compaction.backends.openai_compat import OpenAICompatBackend

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audit.events import Actor
+from auditlog.events import Actor
 from compaction import services as compaction_services
 from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context, wait_for
@@ -72,7 +72,7 @@ def test_an_invalidated_memo_is_not_used_and_is_rebuilt(acme, celery_worker):
 _ASSEMBLE = """
 import django
 django.setup()
-from audit.events import Actor
+from auditlog.events import Actor
 from compaction.context import context_assemble
 from threads.models import Thread
 thread = Thread.objects.select_related("profile").get(public_id={thread_id!r})

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from compaction.models import Summary
 from convmem.celery import app
 from tests.compaction.helpers import grow, post_context, wait_for

@@ -15,7 +15,7 @@ from compaction.backends.embedded import EmbeddedBackend
 from compaction.memo_input import FRAMING_TOKENS, PROMPT_TOKENS
 from compaction.models import Summary
 from compaction.profiles import writer_segment_tokens
-from compaction.tokens import MESSAGE_OVERHEAD, count_tokens
+from convmem.tokens import MESSAGE_OVERHEAD, count_tokens
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import SYSTEM, make_thread, path_ids
 from threads import services

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from compaction.models import Summary
 from compaction.tasks import retry_delay
 from tests.compaction.helpers import grow, post_context, wait_for

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from compaction.models import Summary
 from tests.compaction.helpers import grow, wait_for
 from tests.conftest import TenantKit, make_thread

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from compaction import services as compaction_services
 from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context, wait_for

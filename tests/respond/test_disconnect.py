@@ -79,7 +79,7 @@ def test_a_client_that_hangs_up_leaves_an_interrupted_turn(acme: TenantKit, chat
     assert partial.content.startswith(seen)
     assert REPLY.startswith(partial.content)
     assert len(partial.content) < len(REPLY)
-    assert partial.assembly_id == run.assembly_id
+    assert partial.assembly_public_id == run.assembly.public_id
     # convmem hung up on the model too, instead of paying for the rest of the answer.
     wait_for(lambda: chat.aborted_streams == 1, timeout=20)
 

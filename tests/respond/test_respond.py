@@ -8,6 +8,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 from rest_framework.test import APIRequestFactory
 
+from compaction.models import AssemblyRecord
 from respond.models import RespondRun
 from respond.views import RespondView
 from tests.conftest import make_thread, path_ids
@@ -122,7 +123,7 @@ def test_the_key_is_required_and_bound_to_the_body(acme, chat):
 
 
 def test_the_profile_names_the_model_and_prices_the_answer(acme, chat):
-    from compaction.models import ModelProfile
+    from convmem.models import ModelProfile
 
     profile = ModelProfile.objects.create(
         tenant=acme.tenant,
@@ -213,7 +214,8 @@ def test_a_model_failing_mid_answer_leaves_an_interrupted_turn(acme, chat, strea
     # No usage chunk arrived: estimated, with the input's tokens and the text received.
     assert partial.usage["estimated"] is True
     assert partial.usage["completion_tokens"] > 0
-    assert partial.usage["prompt_tokens"] == partial.assembly.tokens["total"]
+    assembly = AssemblyRecord.objects.get(public_id=partial.assembly_public_id)
+    assert partial.usage["prompt_tokens"] == assembly.tokens["total"]
 
     chat.configure(stream_fail_after=0)
     completed = respond(acme, thread, "k1").data["assistant_message"]

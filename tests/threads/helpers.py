@@ -6,7 +6,7 @@ from typing import Any
 from rest_framework.response import Response
 from rest_framework.test import APIClient
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from threads.models import IdempotencyRecord, Message, Thread
 
 

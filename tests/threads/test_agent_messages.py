@@ -8,7 +8,7 @@ are not all answered.
 import pytest
 from django.test import override_settings
 
-from compaction.tokens import count_tokens
+from convmem.tokens import count_tokens
 from tests.conftest import make_thread
 from tests.threads.helpers import Rows, edit_url, error_of, messages_url, post
 from threads.content import LOW_DETAIL_IMAGE_TOKENS, TOOL_CALL_OVERHEAD

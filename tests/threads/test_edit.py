@@ -1,6 +1,6 @@
 """POST /api/v1/threads/{id}/messages/{msg}/edit: an edit is a new sibling, the old node stays."""
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from tests.conftest import make_thread, path_ids
 from tests.threads.helpers import Rows, edit_url, error_of, messages_url, post
 from threads.models import Message

@@ -109,7 +109,7 @@ def test_a_takeover_after_the_first_request_wrote_its_message_rolls_that_write_b
 
     with other_session() as locker, other_session(autocommit=True) as watcher:
         # Inserting an audit event is the append's last step after its message and leaf move.
-        locker.execute("LOCK TABLE audit_auditevent IN SHARE MODE")
+        locker.execute("LOCK TABLE auditlog_auditevent IN SHARE MODE")
         first = Request(append(thread, "mid-write"), acme)
         backends_waiting_for_locks(watcher, 1)
         age_claim(watcher, "mid-write")

@@ -3,7 +3,7 @@
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from compaction.models import ModelProfile
+from convmem.models import ModelProfile
 from tests.conftest import SYSTEM, make_thread, path_ids
 from tests.threads.helpers import messages_url
 from threads import services

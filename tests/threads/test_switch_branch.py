@@ -1,6 +1,6 @@
 """PATCH /api/v1/threads/{id} with ``active_leaf_id``: switch branch, continue from anywhere."""
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
 from tests.conftest import SYSTEM, make_thread, path_ids
 from tests.threads.helpers import Rows, error_of, messages_url, post
 from threads import services

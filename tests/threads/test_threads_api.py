@@ -5,8 +5,8 @@ Branch switching (PATCH active_leaf_id) is in test_switch_branch.py.
 
 import re
 
-from audit.models import AuditEvent
-from compaction.models import ModelProfile
+from auditlog.models import AuditEvent
+from convmem.models import ModelProfile
 from tests.conftest import make_thread
 from tests.threads.helpers import Rows, error_of, post
 from threads.models import Message, Role, Thread

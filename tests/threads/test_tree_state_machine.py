@@ -17,7 +17,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from audit.events import Actor
+from auditlog.events import Actor
 from convmem.models import Tenant
 from threads import selectors, services
 from threads.models import Message, Role, Thread

@@ -6,7 +6,8 @@ from decimal import Decimal
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from compaction.models import ModelProfile, Summary
+from compaction.models import Summary
+from convmem.models import ModelProfile
 from tests.conftest import SYSTEM, make_thread
 from threads import services
 from threads.models import Thread

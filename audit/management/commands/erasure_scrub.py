@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from audit.events import Actor, audit_event_record
 from audit.scrub import database_scrub
+from auditlog.events import Actor, audit_event_record
 
 SCRUBBER = Actor.system("erasure-scrub")
 

@@ -3,8 +3,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from audit.events import Actor
 from audit.exports import FORMATS, Export, export_begin
+from auditlog.events import Actor
 from convmem.models import Tenant
 from threads.models import Message, Role, Thread
 

@@ -13,11 +13,10 @@ deployment does not know. Pure reads: nothing is written.
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.erasure import ERASED
-from audit.models import AssemblyRecord, ContentBlob
 from compaction.curator import UnknownCuratorVersion, check_version_known
-from compaction.models import Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
+from threads.erasure import ERASED
 from threads.models import Message
 
 # Shown in place of a text that is no longer stored at all (``reason`` names it).

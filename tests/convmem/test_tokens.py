@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from compaction.curator import Policy
-from compaction.tokens import (
+from convmem.tokens import (
     DEFAULT_ENCODING,
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
@@ -61,7 +61,7 @@ def test_counting_works_without_django_settings() -> None:
     environment = {
         key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"
     }
-    script = "from compaction.tokens import count_tokens; print(count_tokens('hello world'))"
+    script = "from convmem.tokens import count_tokens; print(count_tokens('hello world'))"
 
     result = subprocess.run(
         [sys.executable, "-c", script],

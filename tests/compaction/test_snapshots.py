@@ -7,9 +7,10 @@ from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
-from audit import tasks
-from audit.models import AssemblyRecord, AuditEvent
-from audit.services import assembly_snapshots_purge
+from auditlog.models import AuditEvent
+from compaction import tasks
+from compaction.erasure import assembly_snapshots_purge
+from compaction.models import AssemblyRecord
 from tests.audit.conftest import branched_thread, record_assembly
 
 pytestmark = pytest.mark.django_db
@@ -52,5 +53,5 @@ def test_periodic_tasks_are_scheduled():
 
     app.loader.import_default_modules()
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert {"audit.purge_assembly_snapshots", "audit.apply_retention"} <= scheduled
+    assert {"compaction.purge_assembly_snapshots", "audit.apply_retention"} <= scheduled
     assert scheduled <= set(app.tasks)

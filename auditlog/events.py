@@ -2,9 +2,10 @@
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from audit.models import AuditEvent
+from auditlog.models import AuditEvent
+from convmem.auth import TenantPrincipal
 from convmem.models import ApiKey
 
 
@@ -28,6 +29,12 @@ class Actor:
         return cls(AuditEvent.ActorType.SYSTEM, name)
 
 
+def actor_of(request: Any) -> Actor:
+    """The API key an API request (authenticated by ``convmem.auth``) acts as."""
+    principal: TenantPrincipal = request.user
+    return Actor.api_key(principal.api_key)
+
+
 def audit_event_record(
     *,
     actor: Actor,
@@ -46,4 +53,23 @@ def audit_event_record(
         thread_public_id=thread_public_id,
         object_ids=list(object_ids),
         details=details or {},
+    )
+
+
+class ThreadLike(Protocol):
+    """What the log needs of a thread (the log sits below the threads app)."""
+
+    tenant_id: int
+    public_id: str
+
+
+def thread_view_record(*, user: Any, thread: ThreadLike, what: str = "thread") -> None:
+    """Record that a staff user looked at a thread (or part of it, ``what``) in the admin."""
+    audit_event_record(
+        actor=Actor.staff(user),
+        action="thread.viewed",
+        tenant_id=thread.tenant_id,
+        thread_public_id=thread.public_id,
+        object_ids=[thread.public_id],
+        details={"what": what},
     )

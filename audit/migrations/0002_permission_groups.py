@@ -9,12 +9,12 @@ SUPPORT = [
     ("compaction", "view_summary"),
     # Regenerate / mark stale a memo from its compare page in the admin.
     ("compaction", "change_summary"),
-    ("audit", "view_assemblyrecord"),
+    ("compaction", "view_assemblyrecord"),
 ]
 COMPLIANCE = [
     *SUPPORT,
-    ("audit", "view_auditevent"),
-    ("audit", "view_contentblob"),
+    ("auditlog", "view_auditevent"),
+    ("compaction", "view_contentblob"),
     ("audit", "export_history"),
     ("audit", "view_deletionrequest"),
     ("audit", "add_deletionrequest"),
@@ -32,7 +32,7 @@ GROUPS = {"Support": SUPPORT, "Compliance": COMPLIANCE}
 
 def create_groups(apps, schema_editor):
     # Permissions are normally created after all migrations (post_migrate); make them now.
-    for label in ("threads", "compaction", "audit"):
+    for label in ("auditlog", "threads", "compaction", "audit"):
         config = apps.get_app_config(label)
         config.models_module = True
         create_permissions(config, apps=apps, verbosity=0)
@@ -53,9 +53,10 @@ def remove_groups(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audit", "0002_initial"),
+        ("audit", "0001_initial"),
+        ("auditlog", "0001_initial"),
         ("threads", "0001_initial"),
-        ("compaction", "0002_initial"),
+        ("compaction", "0001_initial"),
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]

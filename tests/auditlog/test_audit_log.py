@@ -6,8 +6,8 @@ from django.contrib.admin.sites import site
 from django.db import IntegrityError
 from django.test import RequestFactory
 
-from audit.events import Actor
-from audit.models import AppendOnlyError, AuditEvent
+from auditlog.events import Actor
+from auditlog.models import AppendOnlyError, AuditEvent
 from tests.conftest import SYSTEM, make_thread
 from threads import services
 from threads.models import Message
@@ -46,7 +46,7 @@ def test_admin_cannot_add_change_or_delete_events(acme, officer, admin_user):
 
 def test_admin_changelist_shows_events_read_only(acme, admin_client):
     make_thread(acme.tenant)
-    response = admin_client.get("/admin/audit/auditevent/")
+    response = admin_client.get("/admin/auditlog/auditevent/")
     assert response.status_code == 200
     assert b"thread.created" in response.content
     assert b"delete_selected" not in response.content

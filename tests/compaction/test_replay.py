@@ -3,8 +3,8 @@
 import pytest
 
 from audit.erasure import thread_content_erase
-from audit.models import AssemblyRecord, ContentBlob
-from audit.replay import assembly_replay
+from compaction.models import AssemblyRecord, ContentBlob
+from compaction.replay import assembly_replay
 from tests.audit.conftest import OPERATOR, branched_thread, record_assembly
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,192 @@
+"""Staff admin page for one assembly record: what the model was given. Its items in order with
+what they name now, the budget bar, what the curator decided besides (dropped, elided, the memo
+it asked for), and (``?replay=1``) a replay of the record checked against its hash.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.admin import ModelAdmin
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from auditlog.events import thread_view_record
+from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.replay import assembly_replay
+from threads.models import Message
+
+BAR_SECTIONS = [
+    ("system", "system prompt"),
+    ("memo", "memo"),
+    ("anchor", "task statement"),
+    ("recent", "recent turns"),
+    ("retrieved", "retrieved"),
+    ("reserve", "reserve (answer)"),
+    ("free", "free"),
+]
+
+
+@dataclass(frozen=True)
+class BarSegment:
+    key: str
+    label: str
+    tokens: int
+    percent: float
+
+
+def budget_bar(tokens: dict[str, int]) -> list[BarSegment]:
+    """Segments of the window: each section's tokens as a share of ``window``.
+
+    ``free`` is what the input left unused: ``window - total - reserve`` (never negative).
+    """
+    window = max(int(tokens.get("window", 0)), 1)
+    used = {key: int(tokens.get(key, 0)) for key, _ in BAR_SECTIONS if key != "free"}
+    used["free"] = max(window - int(tokens.get("total", 0)) - used["reserve"], 0)
+    return [
+        BarSegment(
+            key=key, label=label, tokens=used[key], percent=round(100 * used[key] / window, 2)
+        )
+        for key, label in BAR_SECTIONS
+        if key != "anchor" or used[key]
+    ]
+
+
+@dataclass
+class ItemView:
+    position: int
+    item: dict[str, Any]
+    content: str | None
+    tokens: int | None
+    message: Message | None = None
+    summary: Summary | None = None
+
+
+def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
+    """The record's items in order with what they name now (three queries whatever the size)."""
+    items = assembly.items
+    message_ids = {i["id"] for i in items if i.get("kind") == "message"}
+    summary_ids = {i["id"] for i in items if i.get("kind") == "summary"}
+    hashes = {i["hash"] for i in items if i.get("hash")}
+    messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
+        message_ids, field_name="public_id"
+    )
+    summaries = (
+        Summary.objects.filter(thread_id=assembly.thread_id)
+        .select_related("first", "last")
+        .in_bulk(summary_ids, field_name="public_id")
+    )
+    # Unique per tenant (``blob_tenant_sha256``), so a dict by hash is exact.
+    blobs = {
+        blob.sha256: blob
+        for blob in ContentBlob.objects.filter(tenant_id=assembly.tenant_id, sha256__in=hashes)
+    }
+    views = []
+    for position, item in enumerate(items, start=1):
+        view = ItemView(position=position, item=item, content=None, tokens=item.get("tokens"))
+        if item.get("kind") == "message" and item["id"] in messages:
+            view.message = messages[item["id"]]
+            view.content = view.message.content
+            view.tokens = view.tokens if view.tokens is not None else view.message.token_count
+        elif item.get("kind") == "summary" and item["id"] in summaries:
+            view.summary = summaries[item["id"]]
+            view.content = view.summary.text
+            view.tokens = view.tokens if view.tokens is not None else view.summary.token_count
+        elif item.get("hash") in blobs:
+            view.content = blobs[item["hash"]].text
+        views.append(view)
+    return views
+
+
+DROPPED_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """What the curator decided besides the items shown, readable: the memo's range, the
+    messages dropped and elided (the first ``DROPPED_SHOWN`` of each, with their roles), the
+    memo it asked for and how that memo stands now."""
+
+    memo_status: str
+    covered: dict[str, Any] | None
+    dropped: list[Message]
+    dropped_count: int
+    elided: list[Message]
+    requested: dict[str, Any] | None
+    requested_now: Summary | None
+
+    @property
+    def more_dropped(self) -> int:
+        return self.dropped_count - len(self.dropped)
+
+
+def _plan_view(assembly: AssemblyRecord) -> PlanView | None:
+    """Two queries whatever the plan's size; None for records from before plans were kept."""
+    plan = assembly.plan or {}
+    if not plan:
+        return None
+    dropped_ids = plan.get("dropped", [])
+    shown_ids = [*dropped_ids[:DROPPED_SHOWN], *plan.get("elided", [])[:DROPPED_SHOWN]]
+    messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
+        shown_ids, field_name="public_id"
+    )
+    requested = plan.get("memo_requested")
+    return PlanView(
+        memo_status=plan.get("memo_status", ""),
+        covered=plan.get("covered"),
+        dropped=[messages[i] for i in dropped_ids[:DROPPED_SHOWN] if i in messages],
+        dropped_count=len(dropped_ids),
+        elided=[messages[i] for i in plan.get("elided", [])[:DROPPED_SHOWN] if i in messages],
+        requested=requested,
+        requested_now=(
+            Summary.objects.filter(public_id=requested["summary_id"]).first() if requested else None
+        ),
+    )
+
+
+def assembly_view(
+    model_admin: ModelAdmin, request: HttpRequest, assembly: AssemblyRecord
+) -> HttpResponse:
+    """The recorded model input: items in order, the budget bar, and (``?replay=1``) a replay
+    of the record checked against its hash."""
+    replay = assembly_replay(assembly=assembly) if request.GET.get("replay") else None
+    thread_view_record(
+        user=request.user, thread=assembly.thread, what=f"assembly {assembly.public_id}"
+    )
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": f"Model input {assembly.public_id}",
+        "assembly": assembly,
+        "items": _item_views(assembly),
+        "plan": _plan_view(assembly),
+        "bar": budget_bar(assembly.tokens or {}),
+        "tokens": assembly.tokens or {},
+        "budget": assembly.budget or {},
+        "replay": replay,
+        "has_view_permission": True,
+    }
+    return TemplateResponse(request, "admin/compaction/assemblyrecord/assembly.html", context)
+
+
+class AssemblyAdminMixin:
+    """For ``AssemblyRecordAdmin``: the change page shows the model input and its budget."""
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        lookup = {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
+        assembly = (
+            AssemblyRecord.objects.select_related("thread", "leaf", "tenant")
+            .filter(**lookup)
+            .first()
+        )
+        if assembly is None:
+            raise Http404("No such assembly record.")
+        return assembly_view(self, request, assembly)
