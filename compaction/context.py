@@ -54,7 +54,7 @@ from convmem.errors import InvalidRequest
 from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
-from threads.selectors import tool_group_ending_at
+from threads.selectors import tool_group_ending_at, visible_message
 from threads.services import thread_hold_against_erasure
 
 # Token counts of system prompts and retrieved items, by (encoding, sha256): clients resend
@@ -119,11 +119,8 @@ class _Read:
 def _leaf(thread: Thread, leaf_public_id: str | None) -> Message:
     if leaf_public_id is None:
         return thread.active_leaf
-    found = (
-        Message.objects.filter(thread=thread, public_id=leaf_public_id)
-        .exclude(role=Role.ROOT)
-        .only("id", "role", "tool_calls")
-        .first()
+    found = visible_message(
+        thread, leaf_public_id, queryset=Message.objects.only("id", "role", "tool_calls")
     )
     if found is None:
         raise InvalidRequest(

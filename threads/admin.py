@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from auditlog.events import Actor, audit_event_record
 from convmem.admin_changelist import BoundedDateHierarchyMixin
 from threads import admin_views
+from threads.erasure import ERASED
 from threads.models import Message, Role, Thread
 
 
@@ -146,7 +147,7 @@ class MessageAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
     @admin.display(description="content")
     def preview(self, obj: Message) -> str:
         if obj.erased_at:
-            return "[erased]"
+            return ERASED
         return obj.content_preview
 
     def change_view(

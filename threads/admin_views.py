@@ -67,8 +67,8 @@ def thread_url(thread: Thread, **params: str) -> str:
 def _visible_node(thread: Thread, public_id: str | None) -> Message | None:
     if not public_id:
         return None
-    node = Message.objects.filter(thread=thread, public_id=public_id).first()
-    if node is None or node.role == Role.ROOT:
+    node = selectors.visible_message(thread, public_id)
+    if node is None:
         raise Http404("No such message in this thread.")
     return node
 

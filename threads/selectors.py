@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import Case, F, QuerySet, When
 from django.db.models.functions import Substr
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from convmem.models import Tenant
@@ -60,11 +61,24 @@ def messages_with_refs() -> QuerySet[Message]:
     )
 
 
+def visible_message(
+    thread: Thread, public_id: str, *, queryset: QuerySet[Message] | None = None
+) -> Message | None:
+    """The message of ``thread`` a caller names by public id — never the hidden root — or None.
+
+    The one lookup of a named message (API, admin, context requests, services); each caller
+    says what a miss means there (404, ``unknown_message``, a bad cursor).
+    """
+    rows = Message.objects.all() if queryset is None else queryset
+    return rows.filter(thread=thread, public_id=public_id).exclude(role=Role.ROOT).first()
+
+
 def message_get(*, thread: Thread, public_id: str) -> Message:
-    """A visible message of ``thread`` (never the hidden root), else 404."""
-    return get_object_or_404(
-        messages_with_refs().exclude(role=Role.ROOT), thread=thread, public_id=public_id
-    )
+    """A visible message of ``thread`` with the public ids the API shows, else 404."""
+    message = visible_message(thread, public_id, queryset=messages_with_refs())
+    if message is None:
+        raise Http404("No such message in this thread.")
+    return message
 
 
 _PATH_SQL = f"""

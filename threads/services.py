@@ -159,8 +159,8 @@ def _lock_thread(thread: Thread) -> Thread:
 
 
 def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:
-    node = Message.objects.filter(thread=thread, public_id=public_id).first()
-    if node is None or node.role == Role.ROOT:
+    node = selectors.visible_message(thread, public_id)
+    if node is None:
         raise InvalidRequest(
             f"{field} {public_id!r} is not a message of this thread.", code="unknown_message"
         )

@@ -15,7 +15,7 @@ from convmem.errors import InvalidCursor
 from convmem.pagination import NewestFirstPagination, page_size
 from threads import selectors, services
 from threads.idempotency import idempotent_response
-from threads.models import Message, Role
+from threads.models import Message
 from threads.serializers import (
     MessageCreateSerializer,
     MessageEditSerializer,
@@ -147,16 +147,16 @@ class MessageListCreateView(APIView):
     def _leaf(thread, leaf_id: str | None) -> Message:
         if not leaf_id:
             return thread.active_leaf
-        leaf = Message.objects.filter(thread=thread, public_id=leaf_id).first()
-        if leaf is None or leaf.role == Role.ROOT:
+        leaf = selectors.visible_message(thread, leaf_id)
+        if leaf is None:
             raise NotFound("No such message in this thread.", code="unknown_message")
         return leaf
 
     @staticmethod
     def _cursor_leaf(thread, leaf_id: str) -> Message:
         """The cursor names where the next page starts: a message of this thread."""
-        leaf = Message.objects.filter(thread=thread, public_id=leaf_id).first()
-        if leaf is None or leaf.role == Role.ROOT:
+        leaf = selectors.visible_message(thread, leaf_id)
+        if leaf is None:
             raise InvalidCursor()
         return leaf
 

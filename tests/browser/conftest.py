@@ -42,7 +42,7 @@ def staff_groups(transactional_db: None) -> None:
     modules' flushes re-create content types and permissions with new ids, so a serialized
     rollback cannot restore them), so each test makes them again from the migration's table.
     """
-    migration = importlib.import_module("audit.migrations.0003_permission_groups")
+    migration = importlib.import_module("audit.migrations.0002_permission_groups")
     for name, wanted in migration.GROUPS.items():
         group, _ = Group.objects.get_or_create(name=name)
         group.permissions.set(
