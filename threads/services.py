@@ -254,6 +254,22 @@ def _insert_node(
     return message
 
 
+def _record_appended(actor: Actor, thread: Thread, message: Message, **details: Any) -> None:
+    audit_event_record(
+        actor=actor,
+        action="message.appended",
+        tenant_id=thread.tenant_id,
+        thread_public_id=thread.public_id,
+        object_ids=[message.public_id],
+        details={
+            "role": message.role,
+            "parent_id": message.parent_public_id,
+            "tokens": message.token_count,
+            **details,
+        },
+    )
+
+
 def _move_leaf(thread: Thread, leaf: Message) -> None:
     thread.active_leaf = leaf
     thread.save(update_fields=["active_leaf", "updated_at"])
@@ -302,18 +318,7 @@ def message_append(
             thread=locked, parent=parent, role=role, body=body, assembly=assembly
         )
         _move_leaf(locked, message)
-        audit_event_record(
-            actor=actor,
-            action="message.appended",
-            tenant_id=locked.tenant_id,
-            thread_public_id=locked.public_id,
-            object_ids=[message.public_id],
-            details={
-                "role": role,
-                "parent_id": message.parent_public_id,
-                "tokens": body.token_count,
-            },
-        )
+        _record_appended(actor, locked, message)
     return message
 
 
@@ -402,20 +407,13 @@ def assistant_turn_record(
             status=status,
         )
         _move_leaf(locked, message)
-        audit_event_record(
-            actor=actor,
-            action="message.appended",
-            tenant_id=locked.tenant_id,
-            thread_public_id=locked.public_id,
-            object_ids=[message.public_id],
-            details={
-                "role": Role.ASSISTANT,
-                "parent_id": message.parent_public_id,
-                "tokens": body.token_count,
-                "status": status,
-                "edits_id": message.edits_public_id,
-                "assembly_id": assembly,
-            },
+        _record_appended(
+            actor,
+            locked,
+            message,
+            status=status,
+            edits_id=message.edits_public_id,
+            assembly_id=assembly,
         )
     return message
 
