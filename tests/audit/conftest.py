@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, Permission, User
 
 from auditlog.events import Actor
 from compaction.context import RetrievedItem, context_assemble
+from compaction.models import Summary
 from tests.conftest import SYSTEM
 from threads import services
 from threads.models import Message, Thread
@@ -85,3 +86,18 @@ def record_assembly(thread: Thread, *, system: str = "Be brief.", retrieved: str
         system=system or None,
         retrieved=items,
     ).record
+
+
+def ready_memo(thread: Thread, covered: list[Message], text: str, **fields: Any) -> Summary:
+    """A ready memo standing for ``covered`` (consecutive messages of one path), made by hand."""
+    return Summary.objects.create(
+        thread=thread,
+        first=covered[0],
+        segment_first=covered[0],
+        last=covered[-1],
+        covered_ids=[m.public_id for m in covered],
+        status=Summary.Status.READY,
+        text=text,
+        fingerprint=text,
+        **fields,
+    )

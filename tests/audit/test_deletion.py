@@ -22,7 +22,15 @@ from audit.models import DeletionRequest
 from audit.services import legal_hold_place
 from auditlog.models import AuditEvent
 from compaction.models import AssemblyRecord, ContentBlob, Summary
-from tests.audit.conftest import OPERATOR, branched_thread, grant, record_assembly, staff, visible
+from tests.audit.conftest import (
+    OPERATOR,
+    branched_thread,
+    grant,
+    ready_memo,
+    record_assembly,
+    staff,
+    visible,
+)
 from threads.erasure import ERASED
 from threads.models import IdempotencyRecord, Thread
 
@@ -174,16 +182,7 @@ def subject_data(acme, idem, user_ref: str, word: str) -> Thread:
         assert response.status_code == 201
     thread = Thread.objects.get(public_id=thread_id)
     nodes = visible(thread)
-    Summary.objects.create(
-        thread=thread,
-        first=nodes[0],
-        segment_first=nodes[0],
-        last=nodes[1],
-        covered_ids=[n.public_id for n in nodes],
-        status="ready",
-        text=f"memo: {word}",
-        fingerprint="x",
-    )
+    ready_memo(thread, nodes[0:2], f"memo: {word}")
     record_assembly(thread, system="Shared system prompt.", retrieved=f"Profile of {word}")
     return thread
 

@@ -17,7 +17,7 @@ from audit.exports import SCHEMA, SECTIONS, export_begin
 from auditlog.events import Actor
 from auditlog.models import AuditEvent
 from compaction.models import Summary
-from tests.audit.conftest import branched_thread, visible
+from tests.audit.conftest import branched_thread, ready_memo, visible
 from tests.conftest import make_thread
 from threads.models import Message
 
@@ -37,17 +37,7 @@ def body(response) -> str:
 
 def summary_of(thread, text: str = "memo") -> Summary:
     nodes = visible(thread)
-    return Summary.objects.create(
-        thread=thread,
-        first=nodes[0],
-        segment_first=nodes[0],
-        last=nodes[1],
-        covered_ids=[nodes[0].public_id, nodes[1].public_id],
-        status=Summary.Status.READY,
-        text=text,
-        token_count=3,
-        fingerprint="f",
-    )
+    return ready_memo(thread, nodes[0:2], text, token_count=3)
 
 
 def parse_jsonl(text: str) -> dict:

@@ -12,7 +12,7 @@ from audit.services import legal_hold_place, legal_hold_release, retention_polic
 from auditlog.models import AuditEvent
 from compaction.models import Summary
 from convmem.errors import InvalidRequest
-from tests.audit.conftest import OPERATOR, branched_thread, visible
+from tests.audit.conftest import OPERATOR, branched_thread, ready_memo, visible
 from threads.erasure import ERASED
 from threads.models import Message
 
@@ -94,26 +94,8 @@ def test_legal_holds_are_skipped(acme):
 def test_covered_summaries_are_invalidated_and_erased(acme):
     thread = branched_thread(acme.tenant)
     nodes = visible(thread)
-    covering = Summary.objects.create(
-        thread=thread,
-        first=nodes[0],
-        segment_first=nodes[0],
-        last=nodes[1],
-        covered_ids=[nodes[0].public_id, nodes[1].public_id],
-        status=Summary.Status.READY,
-        text="order ORD-1 shipped",
-        fingerprint="a",
-    )
-    later = Summary.objects.create(
-        thread=thread,
-        first=nodes[2],
-        segment_first=nodes[2],
-        last=nodes[3],
-        covered_ids=[nodes[2].public_id, nodes[3].public_id],
-        status=Summary.Status.READY,
-        text="refund agreed",
-        fingerprint="b",
-    )
+    covering = ready_memo(thread, nodes[0:2], "order ORD-1 shipped")
+    later = ready_memo(thread, nodes[2:4], "refund agreed")
     age(thread, 40, count=1)
 
     run = retention_apply(policy=policy(acme.tenant))

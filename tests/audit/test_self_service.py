@@ -7,7 +7,7 @@ snapshot purge, stored-response redaction) and are refused under a legal hold.
 from audit.models import DeletionRequest, LegalHold
 from auditlog.models import AuditEvent
 from compaction.models import Summary
-from tests.audit.conftest import branched_thread, record_assembly, visible
+from tests.audit.conftest import branched_thread, ready_memo, record_assembly, visible
 from threads.erasure import ERASED
 from threads.models import IdempotencyRecord, Message, Thread
 
@@ -34,16 +34,7 @@ def hold(kit, **subject) -> LegalHold:
 def test_deleting_a_thread_erases_it_with_proof(acme):
     thread = branched_thread(acme.tenant, text="SECRET-1")
     nodes = visible(thread)
-    memo = Summary.objects.create(
-        thread=thread,
-        first=nodes[0],
-        segment_first=nodes[0],
-        last=nodes[1],
-        covered_ids=[nodes[0].public_id, nodes[1].public_id],
-        status=Summary.Status.READY,
-        text="ORD-1 shipped SECRET-1",
-        fingerprint="a",
-    )
+    memo = ready_memo(thread, nodes[0:2], "ORD-1 shipped SECRET-1")
     assembly = record_assembly(thread)
     other = branched_thread(acme.tenant, user_ref="user-2", text="KEEP")
 
@@ -150,16 +141,7 @@ def test_redacting_a_message_erases_it_and_its_copies(acme, idem):
         text="card 4111 1111 1111 1111",
         fingerprint="a",
     )
-    untouched = Summary.objects.create(
-        thread=thread,
-        first=nodes[0],
-        segment_first=nodes[0],
-        last=nodes[1],
-        covered_ids=[nodes[0].public_id, nodes[1].public_id],
-        status=Summary.Status.READY,
-        text="ORD-1 shipped",
-        fingerprint="b",
-    )
+    untouched = ready_memo(thread, nodes[0:2], "ORD-1 shipped")
     shown = record_assembly(thread)
 
     response = acme.client.post(
