@@ -2,6 +2,7 @@ from django.urls import path
 
 from threads import views
 
+# ``threads/<id>`` itself is routed by audit.urls, whose view adds DELETE to ThreadDetailView.
 urlpatterns = [
     path("threads", views.ThreadListCreateView.as_view(), name="threads"),
     path(

@@ -87,6 +87,10 @@ class ThreadListCreateView(APIView):
 
 
 class ThreadDetailView(APIView):
+    """One thread: read it, or switch its branch / change its title and metadata. Erasing it
+    (``DELETE``) is compliance work: ``audit.views.ThreadDetailView`` adds it, and that view is
+    the one routed (``audit.urls``)."""
+
     @extend_schema(operation_id="threads_retrieve", responses=ThreadSerializer)
     def get(self, request: Request, thread_id: str) -> Response:
         thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
