@@ -12,7 +12,6 @@ the PORT environment variable, else 8000).
 import hashlib
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -26,7 +25,6 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / "bin" / "python"
 STAMP = VENV / ".convmem-installed"
-DEMO_DB = ROOT / "var" / "convmem.sqlite3"
 START_TIMEOUT = 120.0
 # Start-up output (the worker's banner, beat, the demo's memo task) counts as over once both
 # processes have been silent this long, or this long after they started answering.
@@ -134,30 +132,10 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def set_aside_pre_split_demo_db() -> None:
-    """The December 2026 app split started the migrations afresh; a demo database made before
-    it (it still has ``audit_auditevent``) cannot migrate, so it is kept aside, not deleted."""
-    if "DATABASE_URL" in os.environ or not DEMO_DB.exists():
-        return
-    db = sqlite3.connect(DEMO_DB)
-    try:
-        found = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_auditevent'"
-        ).fetchone()
-    finally:
-        db.close()
-    if found:
-        kept = DEMO_DB.with_name("convmem-before-app-split.sqlite3")
-        for suffix in ("", "-wal", "-shm"):
-            old = DEMO_DB.with_name(DEMO_DB.name + suffix)
-            if old.exists():
-                old.rename(kept.with_name(kept.name + suffix))
-        print(f"The demo database predates the app split; kept as {kept}, starting afresh.")
-
-
 def serve(port: str) -> int:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    set_aside_pre_split_demo_db()
+    # A demo database from before the December 2026 app split is upgraded in place first.
+    manage("upgrade_app_split", "--verbosity", "0")
     manage("migrate", "--noinput")
     # Printed once everything runs: the worker's banner would scroll it away.
     summary = manage("seed_demo", capture=True)
