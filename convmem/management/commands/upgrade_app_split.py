@@ -12,7 +12,8 @@ migrations would have done:
   ``assembly_public_id``, the assembly's public id, copied row by row;
 - move the content types of the moved models (their permissions and the staff groups holding
   them come along) and the ``export_history`` permission to the compliance app;
-- record the new migrations as applied in place of the old ones.
+- record the migrations of the split layout as applied in place of the old ones (``migrate``
+  then applies whatever came later).
 """
 
 from django.contrib.contenttypes.models import ContentType
@@ -23,7 +24,6 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.db.migrations.state import ProjectState
 
 from convmem.checks import PRE_SPLIT_TABLE, is_pre_split
-from threads.models import Message
 
 MOVED = [
     # (old app, model, new app)
@@ -33,6 +33,11 @@ MOVED = [
     ("compaction", "modelprofile", "convmem"),
 ]
 OUR_APPS = ("convmem", "auditlog", "threads", "compaction", "usage", "respond", "audit")
+# The migrations that make the layout of the split; ``migrate`` applies any later ones.
+SPLIT_MIGRATIONS = [
+    *((app, "0001_initial") for app in OUR_APPS),
+    ("audit", "0002_permission_groups"),
+]
 
 
 class Command(BaseCommand):
@@ -58,21 +63,30 @@ class Command(BaseCommand):
         )
 
 
+def _split_state() -> ProjectState:
+    """The models as the split's migrations leave them (later migrations come after)."""
+    loader = MigrationLoader(connection, ignore_no_migrations=True)
+    return loader.project_state(nodes=SPLIT_MIGRATIONS, at_end=True)
+
+
 def _message_assembly_by_public_id(editor) -> None:
     """Add ``assembly_public_id``, fill it from the old foreign key, then drop the key (on SQLite
-    by rebuilding the table, as Django's own migrations do)."""
-    editor.add_field(Message, Message._meta.get_field("assembly_public_id"))
-    table = Message._meta.db_table
+    by rebuilding the table, as Django's own migrations do). Works on the message model as the
+    split left it, so that a rebuilt table holds no column of a later migration."""
+    state = _split_state()
+    with_old_key = state.clone()
+    with_old_key.models["threads", "message"].fields["assembly"] = models.ForeignKey(
+        "compaction.AssemblyRecord", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    message = state.apps.get_model("threads", "message")
+    editor.add_field(message, message._meta.get_field("assembly_public_id"))
+    table = message._meta.db_table
     editor.execute(
         f"UPDATE {table} SET assembly_public_id = ("
         "SELECT a.public_id FROM compaction_assemblyrecord a "
         f"WHERE a.id = {table}.assembly_id) WHERE assembly_id IS NOT NULL"
     )
-    state = ProjectState.from_apps(Message._meta.apps)
-    state.models["threads", "message"].fields["assembly"] = models.ForeignKey(
-        "compaction.AssemblyRecord", on_delete=models.SET_NULL, null=True, related_name="+"
-    )
-    old_message = state.apps.get_model("threads", "message")
+    old_message = with_old_key.apps.get_model("threads", "message")
     editor.remove_field(old_message, old_message._meta.get_field("assembly"))
 
 
@@ -92,6 +106,5 @@ def _move_content_types() -> None:
 def _record_new_migrations() -> None:
     recorder = MigrationRecorder(connection)
     recorder.migration_qs.filter(app__in=OUR_APPS).delete()
-    for app_label, name in sorted(MigrationLoader(None, ignore_no_migrations=True).graph.nodes):
-        if app_label in OUR_APPS:
-            recorder.record_applied(app_label, name)
+    for app_label, name in SPLIT_MIGRATIONS:
+        recorder.record_applied(app_label, name)
