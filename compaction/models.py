@@ -6,6 +6,7 @@ from django.db.models import Q
 
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
+from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
 
 
 class Summary(models.Model):
@@ -58,6 +59,12 @@ class Summary(models.Model):
     scores = models.JSONField(default=dict, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(
+        max_digits=STORED_COST_DIGITS,
+        decimal_places=STORED_COST_PLACES,
+        default=0,
+        help_text="What the writer's tokens cost at the thread's prices when the memo was stored.",
+    )
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
     failure_streak = models.PositiveSmallIntegerField(

@@ -50,6 +50,7 @@ from compaction.profiles import EffectiveProfile, thread_profile
 from compaction.rendering import memo_content
 from convmem.celery import app
 from convmem.errors import InvalidRequest
+from convmem.pricing import exact_cost, profile_prices
 from convmem.tokens import count_tokens, get_encoding
 from threads.models import Message, Thread
 
@@ -323,6 +324,11 @@ def _store(
         "prompt_version": draft.prompt_version[:64],
         "prompt_tokens": draft.prompt_tokens,
         "completion_tokens": draft.completion_tokens,
+        "cost": exact_cost(
+            prices=profile_prices(thread.profile),
+            prompt_tokens=draft.prompt_tokens,
+            completion_tokens=draft.completion_tokens,
+        ),
         "fingerprint": _fingerprint(sources),
         "scores": scores,
         "covered_ids": [row.public_id for row in sources.rows],

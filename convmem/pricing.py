@@ -1,4 +1,10 @@
-"""Prices per million tokens: a thread's model profile's, else the settings' defaults."""
+"""Prices per million tokens: a model profile's, else the settings' defaults.
+
+A cost is worked out once, when the tokens are stored (an assistant turn with usage, a memo the
+writer reported tokens for), at the prices of that moment, and kept exactly (12 decimal places:
+integer tokens times 6-place prices over a million); a later price change never re-prices the
+past. Reports round to ``COST_PLACES``.
+"""
 
 from dataclasses import dataclass
 from decimal import Decimal
@@ -10,6 +16,9 @@ from convmem.models import ModelProfile
 MILLION = Decimal(1_000_000)
 # Costs are shown to the millionth of a currency unit (the profile prices' precision).
 COST_PLACES = Decimal("0.000001")
+# Stored costs are exact: this many decimal places, this many digits in all.
+STORED_COST_PLACES = 12
+STORED_COST_DIGITS = 30
 
 
 @dataclass(frozen=True)
@@ -31,7 +40,21 @@ def profile_prices(profile: ModelProfile | None) -> Prices:
     return Prices(prompt=profile.prompt_price, completion=profile.completion_price)
 
 
-def tokens_cost(*, prices: Prices, prompt_tokens: int, completion_tokens: int) -> Decimal:
-    """What the tokens cost at these prices, rounded to ``COST_PLACES``."""
-    cost = (prompt_tokens * prices.prompt + completion_tokens * prices.completion) / MILLION
-    return cost.quantize(COST_PLACES)
+def exact_cost(*, prices: Prices, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    """What the tokens cost at these prices, exactly (the value stored)."""
+    return (prompt_tokens * prices.prompt + completion_tokens * prices.completion) / MILLION
+
+
+def usage_cost(profile: ModelProfile | None, usage: dict) -> Decimal:
+    """The stored cost of a model's usage report (``prompt_tokens``, ``completion_tokens``) at
+    the profile's current prices."""
+    return exact_cost(
+        prices=profile_prices(profile),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+    )
+
+
+def shown_cost(cost: Decimal | None) -> Decimal:
+    """A stored cost (or a sum of them) as reports show it."""
+    return Decimal(cost or 0).quantize(COST_PLACES)

@@ -2,10 +2,10 @@
 
 from decimal import Decimal
 
+from convmem.pricing import shown_cost
 from respond.models import RespondRun
 from threads.models import Message
 from threads.selectors import messages_with_refs
-from usage.pricing import profile_prices, tokens_cost
 
 
 def run_turns(*, run: RespondRun) -> tuple[Message, Message]:
@@ -17,11 +17,6 @@ def run_turns(*, run: RespondRun) -> tuple[Message, Message]:
     return rows[run.user_message_id], rows[run.assistant_message_id]
 
 
-def answer_cost(*, run: RespondRun, answer: Message) -> Decimal:
-    """The answer's cost at its thread's profile prices (0 without usage)."""
-    usage = answer.usage or {}
-    return tokens_cost(
-        prices=profile_prices(run.thread.profile),
-        prompt_tokens=usage.get("prompt_tokens", 0),
-        completion_tokens=usage.get("completion_tokens", 0),
-    )
+def answer_cost(*, answer: Message) -> Decimal:
+    """The answer's cost, as stored with it (at the prices when it was stored; 0 without usage)."""
+    return shown_cost(answer.cost)

@@ -72,7 +72,7 @@ def _result(run: RespondRun, thread: Thread) -> dict[str, Any]:
         "assembly_id": answer.assembly_public_id,
         "finish_reason": run.finish_reason,
         "usage": answer.usage,
-        "cost": selectors.answer_cost(run=run, answer=answer),
+        "cost": selectors.answer_cost(answer=answer),
     }
     return RespondResultSerializer(data, context={"thread": thread}).data
 

@@ -11,6 +11,7 @@ from tree_queries.models import TreeNode
 
 from convmem.ids import new_message_id, new_thread_id
 from convmem.models import Tenant
+from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
 
 
 class Thread(models.Model):
@@ -94,6 +95,13 @@ class Message(TreeNode):
     metadata = models.JSONField(default=dict, blank=True)
     model = models.CharField(max_length=128, blank=True)
     usage = models.JSONField(null=True, blank=True)
+    cost = models.DecimalField(
+        max_digits=STORED_COST_DIGITS,
+        decimal_places=STORED_COST_PLACES,
+        null=True,
+        blank=True,
+        help_text="What ``usage`` cost at the thread's prices when the turn was stored (exact).",
+    )
     status = models.CharField(
         max_length=16, choices=MessageStatus.choices, default=MessageStatus.COMPLETE
     )

@@ -22,6 +22,7 @@ from rest_framework.exceptions import NotFound
 from auditlog.events import Actor, audit_event_record
 from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
+from convmem.pricing import usage_cost
 from threads import content as content_rules
 from threads import selectors
 from threads.content import Content
@@ -242,6 +243,8 @@ def _insert_node(
         metadata=body.metadata,
         model=body.model,
         usage=body.usage,
+        # The profile is read only for a turn that reports usage (most turns do not).
+        cost=usage_cost(thread.profile, body.usage) if body.usage else None,
         token_count=body.token_count,
         depth=parent.depth + 1,
         edits=edits,

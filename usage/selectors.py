@@ -1,11 +1,12 @@
-"""Usage and cost rollups: tokens the model reported for assistant turns and for memos, priced
-at the thread's model profile (``usage.pricing``), summed per day or month in the database.
+"""Usage and cost rollups: tokens the model reported for assistant turns and for memos, and the
+costs stored with them, summed per day or month in the database.
 
 Two aggregate queries per rollup (turns, memos), each bounded by the period: turns are read
 through the partial index on ``Message.created_at`` where ``usage`` is set, memos by their
-threads. Costs use the profiles' *current* prices: changing a price re-prices past periods.
-Memos are priced like the turns of their thread (the profile's prices), whatever model wrote
-them; a memo written by the embedded backend reports no tokens and costs nothing.
+threads. Each cost was worked out when its row was stored, at the thread's profile prices of
+that moment (``convmem.pricing``): changing a price never re-prices past periods. Memos are
+priced like the turns of their thread, whatever model wrote them; a memo written by the
+embedded backend reports no tokens and costs nothing.
 """
 
 from dataclasses import dataclass, field
@@ -17,8 +18,6 @@ from django.db.models import (
     Count,
     DateTimeField,
     DecimalField,
-    ExpressionWrapper,
-    F,
     Q,
     QuerySet,
     Sum,
@@ -30,8 +29,8 @@ from django.utils import timezone
 
 from compaction.models import Summary
 from convmem.models import Tenant
+from convmem.pricing import COST_PLACES
 from threads.models import Message
-from usage.pricing import COST_PLACES, MILLION, default_prices
 
 GROUPINGS = ("day", "month")
 # The longest period one rollup covers, per grouping (bounds the rows and the work).
@@ -113,21 +112,9 @@ def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
     )
 
 
-def _price(kind: str) -> Coalesce:
-    """The thread's profile price of ``kind`` tokens, or the default for threads without one."""
-    default = getattr(default_prices(), kind)
-    return Coalesce(
-        F(f"thread__profile__{kind}_price"),
-        Value(default, output_field=_MONEY),
-        output_field=_MONEY,
-    )
-
-
-def _cost(prompt: F | Cast, completion: F | Cast) -> Sum:
-    return Sum(
-        ExpressionWrapper(prompt * _price("prompt") + completion * _price("completion"), _MONEY),
-        output_field=_MONEY,
-    )
+def _cost() -> Coalesce:
+    """The sum of the costs stored with the rows (each at the prices of its moment)."""
+    return Coalesce(Sum("cost"), Value(0, output_field=_MONEY), output_field=_MONEY)
 
 
 def _turns(tenant: Tenant, start: datetime, end: datetime) -> QuerySet[Message]:
@@ -154,14 +141,14 @@ def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
         n=Count("id"),
         prompt=Sum(_PROMPT),
         completion=Sum(_COMPLETION),
-        money=_cost(_PROMPT, _COMPLETION),
+        money=_cost(),
     )
     return {
         row[key]: Usage(
             turns=row["n"],
             prompt_tokens=row["prompt"] or 0,
             completion_tokens=row["completion"] or 0,
-            cost=Decimal(row["money"] or 0) / MILLION,
+            cost=Decimal(row["money"] or 0),
         )
         for row in rows
     }
@@ -172,14 +159,14 @@ def _memo_sums(memos: QuerySet[Summary], key: str) -> dict[object, Usage]:
         n=Count("id"),
         prompt=Sum("prompt_tokens"),
         completion=Sum("completion_tokens"),
-        money=_cost(F("prompt_tokens"), F("completion_tokens")),
+        money=_cost(),
     )
     return {
         row[key]: Usage(
             memos=row["n"],
             memo_prompt_tokens=row["prompt"] or 0,
             memo_completion_tokens=row["completion"] or 0,
-            cost=Decimal(row["money"] or 0) / MILLION,
+            cost=Decimal(row["money"] or 0),
         )
         for row in rows
     }
@@ -226,7 +213,7 @@ def top_users(
     ranked = (
         _turns(tenant, since, until)
         .values("thread__user_ref")
-        .annotate(money=_cost(_PROMPT, _COMPLETION))
+        .annotate(money=_cost())
         .order_by("-money", "thread__user_ref")
         .values_list("thread__user_ref", flat=True)[:limit]
     )

@@ -2,9 +2,11 @@
 
 ``tests/fixtures/pre_split.*.sql`` were made by that release's own code (commit 6ca9bad:
 ``migrate``, ``seed_demo``, then a context with a system prompt and retrieved text, and an answer
-linked to it). Here, in a scratch database restored from them: ``migrate`` refuses until the
-upgrade has run; afterwards every row is there, the schema is the one a fresh ``migrate`` makes,
-the staff groups keep their permissions, and the current code works on the old data.
+linked to it, with usage, on a thread whose profile has prices; a memo with writer tokens).
+Here, in a scratch database restored from them: ``migrate`` refuses until the upgrade has run,
+then applies what came after the split (stored costs, priced once); every row is there, the
+schema is the one a fresh ``migrate`` makes, the staff groups keep their permissions, and the
+current code works on the old data.
 """
 
 import json
@@ -13,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import psycopg
@@ -65,8 +68,11 @@ perms = {
     group.name: sorted(f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.all())
     for group in Group.objects.all()
 }
+memo = Summary.objects.get(prompt_tokens__gt=0)
 print(json.dumps({
     "counts": counts,
+    "answer_cost": str(answer.cost),
+    "memo_cost": str(memo.cost),
     "answer_assembly_thread": record.thread_id == answer.thread_id,
     "replay_matches": assembly_replay(assembly=record).matches,
     "new_context_items": len(fresh.record.items),
@@ -204,7 +210,8 @@ def test_migrate_refuses_a_pre_split_database_until_it_is_upgraded(scratch):
     assert upgraded.returncode == 0, upgraded.stderr
     migrated = manage(url, "migrate")
     assert migrated.returncode == 0, migrated.stderr
-    assert "No migrations to apply." in migrated.stdout
+    assert "Applying threads.0002_cost... OK" in migrated.stdout
+    assert "No migrations to apply." in manage(url, "migrate").stdout
     again = manage(url, "upgrade_app_split")
     assert "nothing to do" in again.stdout
 
@@ -215,9 +222,14 @@ def test_every_row_survives_and_the_current_code_works_on_it(scratch):
     assert before["blobs"] == 2  # the fixture has what the upgrade must carry across
 
     assert manage(url, "upgrade_app_split").returncode == 0
+    assert manage(url, "migrate").returncode == 0
     after = shell_json(url, INSPECT)
 
     assert after["counts"] == before
+    # Priced once, at the profile's prices (2 and 10 per million): (1000*2 + 200*10) / 1e6 and
+    # (3000*2 + 400*10) / 1e6.
+    assert Decimal(after["answer_cost"]) == Decimal("0.004")
+    assert Decimal(after["memo_cost"]) == Decimal("0.01")
     assert after["answer_assembly_thread"] is True
     assert after["replay_matches"] is True
     assert after["new_context_items"] > 0
@@ -236,6 +248,7 @@ def test_the_upgraded_schema_is_what_a_fresh_migrate_makes(scratch):
     old = scratch.restore("old")
     fresh = scratch.empty("fresh")
     assert manage(old, "upgrade_app_split").returncode == 0
+    assert manage(old, "migrate").returncode == 0
     assert manage(fresh, "migrate").returncode == 0
 
     assert shell_json(old, SCHEMA) == shell_json(fresh, SCHEMA)

@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from compaction.models import Summary
 from convmem.models import ModelProfile
+from convmem.pricing import exact_cost, profile_prices
 from tests.conftest import SYSTEM, make_thread
 from threads import services
 from threads.models import Thread
@@ -32,6 +33,7 @@ def answer(thread: Thread, when: datetime, prompt: int, completion: int) -> None
 
 
 def memo(thread: Thread, when: datetime, prompt: int, completion: int) -> Summary:
+    """A memo whose writer reported tokens, priced as the memo writer prices it, dated ``when``."""
     first = thread.messages.exclude(role="root").order_by("id").first()
     summary = Summary.objects.create(
         thread=thread,
@@ -42,6 +44,11 @@ def memo(thread: Thread, when: datetime, prompt: int, completion: int) -> Summar
         text="memo",
         prompt_tokens=prompt,
         completion_tokens=completion,
+        cost=exact_cost(
+            prices=profile_prices(thread.profile),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+        ),
     )
     Summary.objects.filter(pk=summary.pk).update(created_at=when)
     return summary
@@ -104,6 +111,21 @@ def test_it_sums_turns_and_memos_per_day_with_profile_prices(acme, settings):
     assert body["totals"]["turns"] == 4
     assert body["totals"]["memos"] == 1
     assert body["totals"]["cost"] == "0.284800"
+
+
+def test_a_price_change_does_not_reprice_the_past(acme):
+    alice = priced_thread(acme.tenant, user_ref="alice", prompt="1", completion="2")
+    answer(alice, DAY1, 1_000_000, 1_000_000)
+    ModelProfile.objects.filter(pk=alice.profile_id).update(prompt_price=10, completion_price=20)
+    alice.refresh_from_db()
+    answer(alice, DAY2, 1_000_000, 1_000_000)
+
+    body = rollup(acme, **{"from": "2026-03-01", "to": "2026-03-31"})
+
+    assert [(r["period"], r["cost"]) for r in body["results"]] == [
+        ("2026-03-02", "3.000000"),
+        ("2026-03-05", "30.000000"),
+    ]
 
 
 def test_one_end_user_and_months(acme):
