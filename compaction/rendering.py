@@ -28,7 +28,7 @@ and ``tool_call_id`` (``MessagePayload``); ``elided`` shows a tool result as
 ``ELIDED_TOOL_RESULT``; ``uncalled`` marks a tool result recorded before tool calls were
 stored, which has no call to answer and renders as a system message ``Tool output:`` + its
 content so the input stays valid. ``payloads`` for ``render`` come from ``item_payload_key``:
-the system prompt and retrieved contents by hash (``audit.ContentBlob``), a summary's ``text``
+the system prompt and retrieved contents by hash (``compaction.ContentBlob``), a summary's ``text``
 by public id, a message's ``MessagePayload`` by public id.
 """
 
