@@ -266,21 +266,16 @@ def deletion_self_service(
         )
         for step in ("filed", "approved", "execution_requested"):
             _record(request, actor, step, self_service=True, subject=subject)
-    deletion_request_perform(request_id=request.pk, budget_seconds=float("inf"), actor=actor)
+    deletion_request_perform(
+        request_id=request.pk,
+        budget_seconds=float("inf"),
+        actor=actor,
+        delete_threads=message is None,
+    )
     request.refresh_from_db()
     if request.status != Status.EXECUTED:
         # A hold placed since the check above: the execution was refused (and recorded).
         raise LegalHoldActive(_HELD)
-    if message is None:
-        with transaction.atomic():
-            threads_erasure.thread_mark_deleted(thread)
-            audit_event_record(
-                actor=actor,
-                action="thread.deleted",
-                tenant_id=tenant.pk,
-                thread_public_id=thread.public_id,
-                object_ids=[thread.public_id, request.public_id],
-            )
     return request
 
 
@@ -308,13 +303,19 @@ def _empty_proof(request: DeletionRequest) -> dict[str, Any]:
 
 
 def deletion_request_perform(
-    *, request_id: int, budget_seconds: float = 60.0, actor: Actor | None = None
+    *,
+    request_id: int,
+    budget_seconds: float = 60.0,
+    actor: Actor | None = None,
+    delete_threads: bool = False,
 ) -> bool:
     """Do (or continue) the erasure of an approved request whose execution was asked for.
 
     Works thread by thread, for about ``budget_seconds``, and returns True when the request is
     executed (or there is nothing to do), False when threads remain (call again to resume).
     Idempotent: an executed request is left alone; a finished thread is never redone.
+    ``delete_threads`` (an app's DELETE of a thread): each erased thread is also marked deleted
+    in the same transaction, under the same lock, so no append can land between the two.
     """
     started = time.monotonic()
     request = DeletionRequest.objects.select_related("tenant").get(pk=request_id)
@@ -330,14 +331,16 @@ def deletion_request_perform(
     total = threads.count()
     after = request.progress.get("last_thread", 0)
     for thread_pk in threads.filter(pk__gt=after).values_list("pk", flat=True).iterator():
-        _erase_thread(request, thread_pk, actor, total)
+        _erase_thread(request, thread_pk, actor, total, delete=delete_threads)
         if time.monotonic() - started > budget_seconds:
             return False
     _finish(request, actor)
     return True
 
 
-def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total: int) -> None:
+def _erase_thread(
+    request: DeletionRequest, thread_pk: int, actor: Actor, total: int, *, delete: bool
+) -> None:
     with transaction.atomic():
         # The request row lock serialises two deliveries of the task: the second one waits,
         # then sees this thread in ``last_thread`` and skips it.
@@ -353,6 +356,15 @@ def _erase_thread(request: DeletionRequest, thread_pk: int, actor: Actor, total:
         else:
             erased = thread_content_erase(thread=thread, actor=actor)
             threads_erasure.thread_details_erase(thread)
+            if delete:
+                threads_erasure.thread_mark_deleted(thread)
+                audit_event_record(
+                    actor=actor,
+                    action="thread.deleted",
+                    tenant_id=locked.tenant_id,
+                    thread_public_id=thread.public_id,
+                    object_ids=[thread.public_id, locked.public_id],
+                )
         proof = locked.proof or _empty_proof(locked)
         counts, ids = proof["counts"], proof["erased"]
         counts["threads"] += 1

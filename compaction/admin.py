@@ -104,7 +104,7 @@ class MessageAdmin(threads_admin.MessageAdmin):
             summary
             for summary in Summary.objects.filter(
                 thread=message.thread,
-                first__depth__lte=message.depth,
+                segment_first__depth__lte=message.depth,
                 last__depth__gte=message.depth,
             ).order_by("id")
             if message.public_id in summary.covered_ids

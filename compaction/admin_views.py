@@ -226,17 +226,7 @@ def summary_regenerate_view(request: HttpRequest, summary: Summary) -> HttpRespo
             )
             queued = True
         else:
-            queued = (
-                services.summary_request(
-                    thread=summary.thread,
-                    actor=actor,
-                    first_id=summary.first_id,
-                    last_id=summary.last_id,
-                    covered_ids=summary.covered_ids,
-                    max_tokens=summary.max_tokens,
-                )
-                is not None
-            )
+            queued = services.summary_regenerate(summary=summary, actor=actor) is not None
     if queued:
         messages.success(request, "A new memo of this range is queued for the memo writer.")
     else:

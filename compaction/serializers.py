@@ -167,7 +167,7 @@ class ContextResponseSerializer(serializers.Serializer):
     )
     assembler_version = serializers.CharField()
     format = serializers.ChoiceField(
-        choices=["openai.chat_completions"],
+        choices=[FORMAT],
         help_text="The shape of `messages`: OpenAI Chat Completions input (role/content, "
         "tool_calls on assistant turns, tool_call_id on tool results, content parts).",
     )
@@ -237,14 +237,9 @@ def context_body(assembly: Assembly) -> dict[str, Any]:
     }
 
 
-class ReplayMessageSerializer(serializers.Serializer):
-    role = serializers.CharField()
-    content = serializers.CharField()
-
-
 class ReplaySerializer(serializers.Serializer):
     assembly_id = serializers.CharField()
-    messages = ReplayMessageSerializer(many=True)
+    messages = ChatMessageSerializer(many=True)
     rendered_hash = serializers.CharField(help_text="Hash recorded when it was assembled.")
     replayed_hash = serializers.CharField(help_text="Hash of the input rebuilt now.")
     matches = serializers.BooleanField()

@@ -599,13 +599,19 @@ def summaries_derived_from(*, message_ids: Iterable[int]) -> list[Summary]:
     return derived
 
 
-def _rebuild_chain(summary: Summary, invalidated: list[Summary], actor: Actor) -> None:
+def summary_regenerate(*, summary: Summary, actor: Actor) -> Summary | None:
+    """Request a stale or failed memo's range again (staff, from the admin), bounded by its own
+    segment as any rebuild is. None if a live memo of that range exists already."""
+    return _rebuild_chain(summary, [summary], actor)
+
+
+def _rebuild_chain(summary: Summary, invalidated: list[Summary], actor: Actor) -> Summary | None:
     """Request ``summary``'s range again, from its base if that still stands, aiming at the
     end of the farthest memo invalidated with it (the writer continues segment by segment)."""
     base = summary.base if summary.base and summary.base.status == Summary.Status.READY else None
     goal = max(invalidated, key=lambda s: s.last.depth).last_id
     segment_first = summary.segment_first_id or summary.first_id
-    summary_request(
+    return summary_request(
         thread=summary.thread,
         actor=actor,
         first_id=summary.first_id if base else segment_first,

@@ -156,6 +156,8 @@ def _lock_thread(thread: Thread) -> Thread:
     locked = Thread.objects.select_for_update(no_key=True).get(pk=thread.pk)
     if locked.deleted_at is not None:
         raise NotFound("Not found.")
+    if Thread.profile.is_cached(thread) and thread.profile_id == locked.profile_id:
+        locked.profile = thread.profile  # read by the caller already; no second query
     return locked
 
 
@@ -340,19 +342,19 @@ def message_edit(
     new ones are given. The edited node and its subtree stay as they were ("what did it say
     before the edit").
     """
-    # A node's role and tool fields never change, so the body is checked (and tokenised)
-    # before the lock is taken.
-    original = _node_of(thread, message_public_id, field="message")
-    body = turn_body_check(
-        thread=thread,
-        role=original.role,
-        content=content,
-        tool_calls=original.tool_calls if tool_calls is None else tool_calls,
-        tool_call_id=original.tool_call_id or None,
-        metadata=metadata,
-    )
     with transaction.atomic():
         locked = _lock_thread(thread)
+        # Read under the lock: a redaction committed just before must not have its erased
+        # tool-call arguments copied back into the sibling.
+        original = _node_of(locked, message_public_id, field="message")
+        body = turn_body_check(
+            thread=locked,
+            role=original.role,
+            content=content,
+            tool_calls=original.tool_calls if tool_calls is None else tool_calls,
+            tool_call_id=original.tool_call_id or None,
+            metadata=metadata,
+        )
         parent = Message.objects.get(pk=original.parent_id)
         _check_tool_sequence(parent=parent, role=original.role, tool_call_id=body.tool_call_id)
         message = _insert_node(

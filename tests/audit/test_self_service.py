@@ -64,9 +64,10 @@ def test_deleting_a_thread_erases_it_with_proof(acme):
         "deletion_request.filed",
         "deletion_request.approved",
         "deletion_request.execution_requested",
+        # Marked deleted in the erasure's own transaction, so no append lands in between.
+        "thread.deleted",
         "deletion_request.thread_erased",
         "deletion_request.executed",
-        "thread.deleted",
     ]
     # The proof stays readable through the deletion request.
     filed = acme.client.get(f"/api/v1/deletion-requests/{body['id']}")

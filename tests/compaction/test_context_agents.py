@@ -162,3 +162,17 @@ def test_a_tool_result_stored_without_a_call_renders_as_system_output(acme):
     assert_valid_chat_input(r.data["messages"])
     expected = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD for m in r.data["messages"])
     assert r.data["tokens"]["recent"] == expected
+
+
+def test_the_replay_api_answers_the_same_chat_input(acme):
+    thread = agent_thread(acme, rounds=1, result_size=20)
+    parts = [{"type": "text", "text": "And this one?"}]
+    append(thread, "user", parts)
+    r = post_context(acme.client, thread)
+
+    replay = acme.client.get(f"/api/v1/assemblies/{r.data['assembly_id']}/replay")
+
+    assert replay.status_code == 200, replay.data
+    assert replay.data["matches"] is True
+    # content parts, tool calls and tool_call_id come back as they went in, not as text
+    assert replay.json()["messages"] == r.json()["messages"]
