@@ -18,14 +18,13 @@ from django.http import (
     HttpResponse,
     HttpResponseBadRequest,
     HttpResponseRedirect,
-    StreamingHttpResponse,
 )
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, re_path, reverse
 from django.utils import timezone
 
 from audit import admin_display, deletion
-from audit.exports import EXPORT_PERMISSION, FORMATS, Export, export_begin
+from audit.exports import EXPORT_PERMISSION, FORMATS, export_begin
 from audit.models import DeletionRequest
 from audit.selectors import deletion_request_threads
 from auditlog.events import Actor
@@ -172,12 +171,6 @@ class DeletionReviewAdminMixin:
         return deletion_step_view(request, deletion_request, step)
 
 
-def _streamed(export: Export) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
-    return response
-
-
 def thread_export_view(
     model_admin: ModelAdmin, request: HttpRequest, thread: Thread
 ) -> HttpResponse:
@@ -194,7 +187,7 @@ def thread_export_view(
         fmt=fmt,
         user=request.user,
     )
-    return _streamed(export)
+    return export.streaming_response()
 
 
 class UserExportForm(forms.Form):
@@ -216,7 +209,7 @@ def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespo
             fmt=form.cleaned_data["format"],
             user=request.user,
         )
-        return _streamed(export)
+        return export.streaming_response()
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,

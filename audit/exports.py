@@ -26,6 +26,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import Model, Q, QuerySet
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from audit.models import DeletionRequest
@@ -214,6 +215,12 @@ class Export:
         subject = self.thread.public_id if self.thread else f"user-{self.user_ref}"
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in subject)[:80]
         return f"convmem-export-{slug}.{self.fmt}"
+
+    def streaming_response(self) -> StreamingHttpResponse:
+        """The export streamed as a download (the API's and the admin's)."""
+        response = StreamingHttpResponse(self.chunks(), content_type=self.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{self.filename}"'
+        return response
 
     @property
     def subject(self) -> Record:

@@ -49,12 +49,6 @@ EXPORT_RESPONSES = {
 }
 
 
-def _stream(export: exports.Export) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(export.chunks(), content_type=export.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
-    return response
-
-
 def _format(request: Request) -> str:
     fmt = request.query_params.get("format", "json")
     if fmt not in exports.FORMATS:
@@ -83,7 +77,7 @@ class ThreadExportView(APIView):
         export = exports.export_begin(
             tenant=tenant, actor=actor_of(request), thread=thread, fmt=fmt
         )
-        return _stream(export)
+        return export.streaming_response()
 
 
 class UserExportView(APIView):
@@ -110,7 +104,7 @@ class UserExportView(APIView):
             user_ref=user_ref,
             fmt=_format(request),
         )
-        return _stream(export)
+        return export.streaming_response()
 
 
 class ThreadDetailView(threads_views.ThreadDetailView):

@@ -4,7 +4,6 @@ the model was given, with a replay)."""
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest
 
 from compaction.admin_assembly import AssemblyAdminMixin
 from compaction.admin_views import SummaryAdminMixin
@@ -16,7 +15,7 @@ from threads.models import Message, Thread
 
 
 @admin.register(Summary)
-class SummaryAdmin(SummaryAdminMixin, admin.ModelAdmin):
+class SummaryAdmin(SummaryAdminMixin, ViewOnlyAdmin):
     list_display = ["public_id", "thread", "status", "chain_depth", "token_count", "created_at"]
     list_filter = ["status"]
     search_fields = ["=public_id", "=thread__public_id"]
@@ -46,15 +45,6 @@ class SummaryAdmin(SummaryAdminMixin, admin.ModelAdmin):
         "created_at",
         "updated_at",
     ]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(AssemblyRecord)

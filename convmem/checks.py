@@ -13,6 +13,13 @@ from django.db import connections
 
 # A table only the layout before the split has (the audit log lives in ``auditlog`` since).
 PRE_SPLIT_TABLE = "audit_auditevent"
+# The models the split moved: (old app, model, new app).
+MOVED_MODELS = [
+    ("audit", "auditevent", "auditlog"),
+    ("audit", "assemblyrecord", "compaction"),
+    ("audit", "contentblob", "compaction"),
+    ("compaction", "modelprofile", "convmem"),
+]
 
 
 def is_pre_split(connection: Any) -> bool:

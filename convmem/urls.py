@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from convmem.checks import MOVED_MODELS
 from convmem.views import ApiRootView, api_route_not_found
 
 api_v1 = [
@@ -18,21 +19,16 @@ api_v1 = [
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
 ]
 
-# Admin pages of models that moved app in the December 2026 split: old bookmarks still work.
-MOVED_ADMIN_PAGES = {
-    "audit/auditevent": "auditlog/auditevent",
-    "audit/assemblyrecord": "compaction/assemblyrecord",
-    "audit/contentblob": "compaction/contentblob",
-    "compaction/modelprofile": "convmem/modelprofile",
-}
-
 urlpatterns = [
+    # Admin pages of models that moved app in the December 2026 split: old bookmarks still work.
     *(
         re_path(
-            rf"^admin/{old}/(?P<rest>.*)$",
-            RedirectView.as_view(url=f"/admin/{new}/%(rest)s", permanent=True, query_string=True),
+            rf"^admin/{old}/{model}/(?P<rest>.*)$",
+            RedirectView.as_view(
+                url=f"/admin/{new}/{model}/%(rest)s", permanent=True, query_string=True
+            ),
         )
-        for old, new in MOVED_ADMIN_PAGES.items()
+        for old, model, new in MOVED_MODELS
     ),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),

@@ -18,7 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from auditlog.events import Actor, audit_event_record
-from convmem.admin_changelist import BoundedDateHierarchyMixin
+from convmem.admin_changelist import BoundedDateHierarchyMixin, ViewOnlyAdmin
 from threads import admin_views
 from threads.erasure import ERASED
 from threads.models import Message, Role, Thread
@@ -29,19 +29,8 @@ def public_id_or_pk(object_id: str) -> dict[str, str]:
     return {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(Thread)
-class ThreadAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
+class ThreadAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
     list_display = ["public_id", "tenant", "user_ref", "title", "created_at", "updated_at"]
     list_filter = ["tenant"]
     date_hierarchy = "created_at"
@@ -102,7 +91,7 @@ class ThreadAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(BoundedDateHierarchyMixin, ReadOnlyAdmin):
+class MessageAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
     """Messages, searchable by content for staff who may view messages (searches are audited)."""
 
     list_display = ["public_id", "thread_link", "role", "preview", "token_count", "created_at"]

@@ -84,8 +84,10 @@ def idempotency_responses_redact(thread: Thread, ids: Iterable[str], *, everythi
     records = IdempotencyRecord.objects.filter(thread=thread, response_body__isnull=False)
     for record in records.only("pk", "response_body").iterator(BATCH):
         body = record.response_body
-        if not everything and not any(i in json.dumps(body) for i in ids):
-            continue
+        if not everything:
+            text = json.dumps(body)
+            if not any(i in text for i in ids):
+                continue
         clean = redact_content(body)
         if clean != body:
             record.response_body = clean

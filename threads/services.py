@@ -174,11 +174,18 @@ def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:
 # in compaction, above threads, which registers the check when it loads
 # (``CompactionConfig.ready``); without it no assistant turn can name an assembly.
 AssemblyCheck = Callable[[Thread, str], bool]
-_assembly_check: list[AssemblyCheck] = []
+
+
+def _no_assemblies(thread: Thread, public_id: str) -> bool:
+    return False
+
+
+_assembly_check: AssemblyCheck = _no_assemblies
 
 
 def assembly_check_register(check: AssemblyCheck) -> None:
-    _assembly_check[:] = [check]
+    global _assembly_check
+    _assembly_check = check
 
 
 def _assembly_of(thread: Thread, public_id: str | None, role: str) -> str | None:
@@ -186,7 +193,7 @@ def _assembly_of(thread: Thread, public_id: str | None, role: str) -> str | None
         return None
     if role != Role.ASSISTANT:
         raise InvalidRequest("assembly_id is only accepted on assistant messages.", code="invalid")
-    if not any(check(thread, public_id) for check in _assembly_check):
+    if not _assembly_check(thread, public_id):
         raise InvalidRequest(
             f"assembly_id {public_id!r} is not an assembly of this thread.", code="unknown_assembly"
         )

@@ -1,6 +1,5 @@
 """Threads and messages API. Thin: parse, call a selector or service, serialize."""
 
-from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -255,9 +254,7 @@ class ThreadTreeView(APIView):
 
     @staticmethod
     def _after(thread, public_id: str) -> int:
-        found = Message.objects.filter(Q(thread=thread) & Q(public_id=public_id)).values_list(
-            "id", flat=True
-        )
-        if not found:
+        found = selectors.visible_message(thread, public_id, queryset=Message.objects.only("id"))
+        if found is None:
             raise InvalidCursor()
-        return found[0]
+        return found.id

@@ -23,15 +23,8 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.migrations.state import ProjectState
 
-from convmem.checks import PRE_SPLIT_TABLE, is_pre_split
+from convmem.checks import MOVED_MODELS, PRE_SPLIT_TABLE, is_pre_split
 
-MOVED = [
-    # (old app, model, new app)
-    ("audit", "auditevent", "auditlog"),
-    ("audit", "assemblyrecord", "compaction"),
-    ("audit", "contentblob", "compaction"),
-    ("compaction", "modelprofile", "convmem"),
-]
 OUR_APPS = ("convmem", "auditlog", "threads", "compaction", "usage", "respond", "audit")
 # The migrations that make the layout of the split; ``migrate`` applies any later ones.
 SPLIT_MIGRATIONS = [
@@ -50,7 +43,7 @@ class Command(BaseCommand):
                 self.stdout.write("The database already has the current layout; nothing to do.")
             return
         with connection.schema_editor(atomic=True) as editor:
-            for old_app, model, new_app in MOVED:
+            for old_app, model, new_app in MOVED_MODELS:
                 editor.alter_db_table(None, f"{old_app}_{model}", f"{new_app}_{model}")
             _message_assembly_by_public_id(editor)
             _move_content_types()
@@ -91,7 +84,7 @@ def _message_assembly_by_public_id(editor) -> None:
 
 
 def _move_content_types() -> None:
-    for old_app, model, new_app in MOVED:
+    for old_app, model, new_app in MOVED_MODELS:
         # One a later post_migrate may have made for the new label holds nothing yet.
         ContentType.objects.filter(app_label=new_app, model=model).delete()
         ContentType.objects.filter(app_label=old_app, model=model).update(app_label=new_app)
