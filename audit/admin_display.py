@@ -21,7 +21,12 @@ class ErasedKind:
 
 
 ERASED_KINDS = [
-    ErasedKind("threads", "threads", "Threads", "titles and metadata cleared, ids kept"),
+    ErasedKind(
+        "threads",
+        "threads",
+        "Threads",
+        "threads erased from; a whole-thread request also clears titles and metadata (ids kept)",
+    ),
     ErasedKind("messages", "messages", "Messages", "content replaced by “[erased]”"),
     ErasedKind("summaries", "summaries", "Memos", "memos (summaries) that covered the messages"),
     ErasedKind(
