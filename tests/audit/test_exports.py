@@ -1,5 +1,6 @@
 """Exports: the documented schema, every branch, round trips, scopes, audit, streaming."""
 
+import gc
 import io
 import json
 import tracemalloc
@@ -236,6 +237,7 @@ def long_thread(tenant, n: int):
 def peak_export_memory(tenant, thread) -> int:
     export = export_begin(tenant=tenant, actor=Actor.system("test"), thread=thread)
     export.batch = 50
+    gc.collect()
     tracemalloc.start()
     for _ in export.chunks():
         pass
@@ -248,10 +250,13 @@ def test_export_memory_does_not_grow_with_history(acme_exporter):
     small = long_thread(acme_exporter.tenant, 500)
     large = long_thread(acme_exporter.tenant, 5_000)
 
-    peak_export_memory(acme_exporter.tenant, small)  # warm-up: per-process caches fill once
-    ratio = peak_export_memory(acme_exporter.tenant, large) / peak_export_memory(
-        acme_exporter.tenant, small
-    )
+    # Each measured after a warm-up (per-process caches fill once), the least of three: when
+    # the garbage collector happens to run inside one export is not what is measured here.
+    peaks = {}
+    for name, thread in (("small", small), ("large", large)):
+        peak_export_memory(acme_exporter.tenant, thread)
+        peaks[name] = min(peak_export_memory(acme_exporter.tenant, thread) for _ in range(3))
+    ratio = peaks["large"] / peaks["small"]
 
     # One batch alive at a time: the peak does not follow the history.
     assert ratio < 1.5, ratio
