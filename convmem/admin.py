@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
+from convmem.admin_changelist import ConvmemModelAdmin
 from convmem.models import ApiKey, ModelProfile, Tenant
 from convmem.tenancy import api_key_create
 
@@ -17,14 +18,14 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(ConvmemModelAdmin):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
     inlines = [ApiKeyInline]
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(ConvmemModelAdmin):
     """Keys are created here (the plaintext key is shown once, in a message) and revoked."""
 
     list_display = ["name", "tenant", "prefix", "scopes", "revoked", "expiry_date", "created"]
@@ -46,7 +47,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModelProfile)
-class ModelProfileAdmin(admin.ModelAdmin):
+class ModelProfileAdmin(ConvmemModelAdmin):
     list_display = [
         "name",
         "tenant",

@@ -14,7 +14,6 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db.models import (
-    BigIntegerField,
     Count,
     DateTimeField,
     DecimalField,
@@ -132,8 +131,11 @@ def _memos(tenant: Tenant, start: datetime, end: datetime) -> QuerySet[Summary]:
     )
 
 
-_PROMPT = Cast(KT("usage__prompt_tokens"), BigIntegerField())
-_COMPLETION = Cast(KT("usage__completion_tokens"), BigIntegerField())
+# Read as decimals, not bigints: a count stored before usage was bounded (10^19 and more) must
+# not overflow the cast or the sum; PostgreSQL sums numerics without a limit.
+_TOKENS = DecimalField(max_digits=40, decimal_places=0)
+_PROMPT = Cast(KT("usage__prompt_tokens"), _TOKENS)
+_COMPLETION = Cast(KT("usage__completion_tokens"), _TOKENS)
 
 
 def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
@@ -146,8 +148,8 @@ def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
     return {
         row[key]: Usage(
             turns=row["n"],
-            prompt_tokens=row["prompt"] or 0,
-            completion_tokens=row["completion"] or 0,
+            prompt_tokens=int(row["prompt"] or 0),
+            completion_tokens=int(row["completion"] or 0),
             cost=Decimal(row["money"] or 0),
         )
         for row in rows

@@ -1,10 +1,16 @@
 """Shapes of the usage API."""
 
+from datetime import date
 from typing import Any
 
 from rest_framework import serializers
 
 from usage.selectors import GROUPINGS
+
+# The days a rollup may name: the end of the calendar is refused (a 400), not reached by the
+# date arithmetic (the day after ``to``, 29 days before it) where it would overflow.
+FIRST_DAY = date(1970, 1, 1)
+LAST_DAY = date(9998, 12, 31)
 
 
 class UsageQuerySerializer(serializers.Serializer):
@@ -24,6 +30,15 @@ class UsageQuerySerializer(serializers.Serializer):
         empty = [name for name in self.fields if self.initial_data.get(name) == ""]
         if empty:
             raise serializers.ValidationError({name: "must not be empty." for name in empty})
+        outside = [
+            name
+            for name in ("from", "to")
+            if name in attrs and not FIRST_DAY <= attrs[name] <= LAST_DAY
+        ]
+        if outside:
+            raise serializers.ValidationError(
+                {name: f"must be from {FIRST_DAY} to {LAST_DAY}." for name in outside}
+            )
         return attrs
 
 
@@ -36,7 +51,7 @@ class UsageSerializer(serializers.Serializer):
     memo_completion_tokens = serializers.IntegerField()
     total_tokens = serializers.IntegerField()
     cost = serializers.DecimalField(
-        max_digits=24,
+        max_digits=30,
         decimal_places=6,
         help_text="At the threads' model profile prices (per million tokens), in the tenant's "
         "currency.",

@@ -20,6 +20,12 @@ from auditlog.events import Actor
 from compaction.models import AssemblyRecord
 from tests.audit.test_canary import db_hits
 from tests.conftest import SYSTEM, make_thread
+from tests.support.pg import (
+    Request,
+    backends_waiting_for_locks,
+    lock_thread_row,
+    other_session,
+)
 from threads import services
 from threads.models import Thread
 
@@ -83,3 +89,31 @@ def test_no_snapshot_outlives_an_erasure_it_raced(acme, round_):
             assert not shows_erased or "[erased]" in record.rendered_text
     purged = AssemblyRecord.objects.filter(thread=thread, rendered_purged_at__isnull=False)
     assert set(purged.values_list("public_id", flat=True)) == set(erased.snapshots)
+
+
+def test_a_context_that_waited_behind_a_delete_writes_nothing(acme):
+    """``POST /context`` queued behind ``DELETE /threads/{id}`` answers 404 once the erasure
+    commits, and stores no snapshot and no content blob: neither its system prompt nor its
+    retrieved text reaches the deleted thread (or the tenant's blobs)."""
+    canary = f"CANARY{uuid.uuid4().hex[:10].upper()}"
+    thread = make_thread(acme.tenant, turns=4)
+    body = {
+        "system": f"You help customer {canary}.",
+        "retrieved": [{"ref": f"crm-{canary}", "content": f"CRM record of {canary}"}],
+    }
+    with other_session(autocommit=True) as watcher, other_session() as holder:
+        # An erasure already in progress: the thread row is held FOR UPDATE.
+        lock_thread_row(holder, thread)
+        delete = Request(lambda c: c.delete(f"/api/v1/threads/{thread.public_id}"), acme)
+        backends_waiting_for_locks(watcher, 1)
+        context = Request(
+            lambda c: c.post(f"/api/v1/threads/{thread.public_id}/context", body, format="json"),
+            acme,
+        )
+        backends_waiting_for_locks(watcher, 2)
+        holder.rollback()
+        assert delete.wait().status_code == 200
+        answered = context.wait()
+    assert answered.status_code == 404, answered.content
+    assert db_hits(canary) == {}
+    assert not AssemblyRecord.objects.filter(thread=thread).exists()
