@@ -15,6 +15,7 @@ import pytest
 from django.db import connection, transaction
 from rest_framework.test import APIClient
 
+from audit.deletion import deletion_self_service
 from audit.erasure import thread_content_erase
 from auditlog.events import Actor
 from compaction.models import AssemblyRecord
@@ -23,7 +24,6 @@ from tests.conftest import SYSTEM, make_thread
 from tests.support.pg import (
     Request,
     backends_waiting_for_locks,
-    lock_thread_row,
     other_session,
 )
 from threads import services
@@ -92,27 +92,26 @@ def test_no_snapshot_outlives_an_erasure_it_raced(acme, round_):
 
 
 def test_a_context_that_waited_behind_a_delete_writes_nothing(acme):
-    """``POST /context`` queued behind ``DELETE /threads/{id}`` answers 404 once the erasure
-    commits, and stores no snapshot and no content blob: neither its system prompt nor its
-    retrieved text reaches the deleted thread (or the tenant's blobs)."""
+    """``POST /context`` queued behind the erasure of ``DELETE /threads/{id}`` answers 404
+    once the erasure commits, and stores no snapshot and no content blob: neither its system
+    prompt nor its retrieved text reaches the deleted thread (or the tenant's blobs)."""
     canary = f"CANARY{uuid.uuid4().hex[:10].upper()}"
     thread = make_thread(acme.tenant, turns=4)
     body = {
         "system": f"You help customer {canary}.",
         "retrieved": [{"ref": f"crm-{canary}", "content": f"CRM record of {canary}"}],
     }
-    with other_session(autocommit=True) as watcher, other_session() as holder:
-        # An erasure already in progress: the thread row is held FOR UPDATE.
-        lock_thread_row(holder, thread)
-        delete = Request(lambda c: c.delete(f"/api/v1/threads/{thread.public_id}"), acme)
-        backends_waiting_for_locks(watcher, 1)
-        context = Request(
-            lambda c: c.post(f"/api/v1/threads/{thread.public_id}/context", body, format="json"),
-            acme,
-        )
-        backends_waiting_for_locks(watcher, 2)
-        holder.rollback()
-        assert delete.wait().status_code == 200
+    with other_session(autocommit=True) as watcher:
+        with transaction.atomic():
+            # The DELETE's erasure, held open: the thread row is locked FOR UPDATE.
+            deletion_self_service(tenant=acme.tenant, actor=acme.actor, thread=thread)
+            context = Request(
+                lambda c: c.post(
+                    f"/api/v1/threads/{thread.public_id}/context", body, format="json"
+                ),
+                acme,
+            )
+            backends_waiting_for_locks(watcher, 1)
         answered = context.wait()
     assert answered.status_code == 404, answered.content
     assert db_hits(canary) == {}
