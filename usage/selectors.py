@@ -35,6 +35,10 @@ GROUPINGS = ("day", "month")
 # The longest period one rollup covers, per grouping (bounds the rows and the work).
 MAX_DAYS = {"day": 366, "month": 3660}
 TOP_USERS = 10
+# The days a rollup may name: the end of the calendar is refused, not reached by the date
+# arithmetic (the day after the last day, 29 days before it) where it would overflow.
+FIRST_DAY = date(1970, 1, 1)
+LAST_DAY = date(9998, 12, 31)
 _MONEY = DecimalField(max_digits=30, decimal_places=12)
 
 
@@ -93,6 +97,8 @@ class InvalidPeriod(ValueError):
 def period_check(*, start: date, end: date, group_by: str) -> None:
     if group_by not in GROUPINGS:
         raise InvalidPeriod(f"group_by must be one of {', '.join(GROUPINGS)}.")
+    if not FIRST_DAY <= start <= LAST_DAY or not FIRST_DAY <= end <= LAST_DAY:
+        raise InvalidPeriod(f"the days of a rollup must be from {FIRST_DAY} to {LAST_DAY}.")
     if end < start:
         raise InvalidPeriod("to must not be before from.")
     if (end - start).days + 1 > MAX_DAYS[group_by]:

@@ -1,16 +1,10 @@
 """Shapes of the usage API."""
 
-from datetime import date
 from typing import Any
 
 from rest_framework import serializers
 
-from usage.selectors import GROUPINGS
-
-# The days a rollup may name: the end of the calendar is refused (a 400), not reached by the
-# date arithmetic (the day after ``to``, 29 days before it) where it would overflow.
-FIRST_DAY = date(1970, 1, 1)
-LAST_DAY = date(9998, 12, 31)
+from usage.selectors import FIRST_DAY, GROUPINGS, LAST_DAY
 
 
 class UsageQuerySerializer(serializers.Serializer):

@@ -11,13 +11,8 @@ from rest_framework.views import APIView
 
 from convmem.api import tenant_of
 from convmem.errors import InvalidRequest
-from usage.selectors import GROUPINGS, InvalidPeriod, usage_rollup
-from usage.serializers import (
-    FIRST_DAY,
-    LAST_DAY,
-    UsageQuerySerializer,
-    UsageRollupSerializer,
-)
+from usage.selectors import FIRST_DAY, GROUPINGS, LAST_DAY, InvalidPeriod, usage_rollup
+from usage.serializers import UsageQuerySerializer, UsageRollupSerializer
 
 DEFAULT_DAYS = 30
 
