@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from convmem.admin_changelist import ConvmemModelAdmin
+from convmem.admin_changelist import BoundedChangeListMixin, ConvmemModelAdmin
 from convmem.models import ApiKey, ModelProfile, Tenant
 from convmem.tenancy import api_key_create
 
@@ -63,3 +63,13 @@ class ModelProfileAdmin(ConvmemModelAdmin):
     list_filter = ["tenant", "is_default"]
     search_fields = ["name", "tenant__name"]
     list_select_related = ["tenant"]
+
+
+# The ModelAdmins registered by the apps listed before this one (Django's users and groups,
+# the API-key library's) get the same guard against impossible dates; convmem's own admins
+# derive from ConvmemModelAdmin.
+for _model, _admin in list(admin.site._registry.items()):
+    if not isinstance(_admin, BoundedChangeListMixin):
+        _class = type(_admin)
+        admin.site.unregister(_model)
+        admin.site.register(_model, type(_class.__name__, (BoundedChangeListMixin, _class), {}))

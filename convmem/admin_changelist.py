@@ -38,11 +38,16 @@ class BoundedDateChangeList(ChangeList):
         return queryset
 
 
-class ConvmemModelAdmin(admin.ModelAdmin):
-    """The base of every ModelAdmin of convmem: its changelist is a ``BoundedDateChangeList``."""
+class BoundedChangeListMixin:
+    """For any ModelAdmin (Django's own ones too): the changelist is a
+    ``BoundedDateChangeList``."""
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return BoundedDateChangeList
+
+
+class ConvmemModelAdmin(BoundedChangeListMixin, admin.ModelAdmin):
+    """The base of every ModelAdmin of convmem."""
 
 
 class ViewOnlyAdmin(ConvmemModelAdmin):
