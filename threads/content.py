@@ -153,8 +153,10 @@ def _check_url_target(url: str, where: str) -> None:
         host = (parts.hostname or "").rstrip(".").lower()
     except ValueError:
         raise _invalid(f"{where} is not a valid URL.", code="url_not_allowed") from None
-    if parts.scheme.lower() not in settings.CONVMEM_PART_URL_SCHEMES or not host:
+    if parts.scheme.lower() not in settings.CONVMEM_PART_URL_SCHEMES:
         raise _invalid(f"{where}: the URL's scheme is not allowed.", code="url_not_allowed")
+    if not host:
+        raise _invalid(f"{where}: the URL names no host.", code="url_not_allowed")
     allowed = [name.lower().lstrip(".") for name in settings.CONVMEM_PART_URL_HOSTS]
     if allowed and not any(host == name or host.endswith(f".{name}") for name in allowed):
         raise _invalid(f"{where}: the host {host!r} is not allowed.", code="url_not_allowed")

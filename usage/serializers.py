@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from convmem.errors import InvalidRequest
 from usage.selectors import FIRST_DAY, GROUPINGS, LAST_DAY
 
 
@@ -24,14 +25,14 @@ class UsageQuerySerializer(serializers.Serializer):
         empty = [name for name in self.fields if self.initial_data.get(name) == ""]
         if empty:
             raise serializers.ValidationError({name: "must not be empty." for name in empty})
-        outside = [
-            name
-            for name in ("from", "to")
-            if name in attrs and not FIRST_DAY <= attrs[name] <= LAST_DAY
-        ]
-        if outside:
-            raise serializers.ValidationError(
-                {name: f"must be from {FIRST_DAY} to {LAST_DAY}." for name in outside}
+        # Checked here, before the view counts 29 days back from `to` (which would overflow
+        # near year 1), with the code `usage_rollup` gives every bad period.
+        if any(
+            name in attrs and not FIRST_DAY <= attrs[name] <= LAST_DAY for name in ("from", "to")
+        ):
+            raise InvalidRequest(
+                f"the days of a rollup must be from {FIRST_DAY} to {LAST_DAY}.",
+                code="invalid_period",
             )
         return attrs
 

@@ -55,6 +55,8 @@ STATE_CODES = {
     "tool_results_pending",
     "duplicate_tool_call_ids",
     "inline_data_not_supported",
+    # image URLs: the allowed schemes, hosts and addresses are settings (and DNS)
+    "url_not_allowed",
     "invalid_cursor",
     "empty_content",
     "empty_thread",
@@ -96,13 +98,18 @@ class Seeded:
     key: str
     own: dict[str, list[str]] = field(default_factory=dict)
     foreign: dict[str, list[str]] = field(default_factory=dict)
+    always_valid: bool = False
 
     def pick(self, prefix: str, generated: Any) -> Any:
-        """Deterministically (from the generated value) keep it, or take an own/foreign id."""
-        pool = self.own.get(prefix, []) + self.foreign.get(prefix, [])
+        """Deterministically (from the generated value) keep it, or take an own/foreign id;
+        with ``always_valid``, always one of the caller's own ids."""
+        pool = self.own.get(prefix, [])
+        if not self.always_valid:
+            pool = pool + self.foreign.get(prefix, [])
         if not pool or not isinstance(generated, str):
             return generated
-        slot = zlib.crc32(generated.encode("utf-8", "surrogatepass")) % (len(pool) + 1)
+        choices = len(pool) if self.always_valid else len(pool) + 1
+        slot = zlib.crc32(generated.encode("utf-8", "surrogatepass")) % choices
         return generated if slot == len(pool) else pool[slot]
 
     def is_foreign(self, value: Any) -> bool:
@@ -223,6 +230,32 @@ def test_operation_conforms_to_its_schema(
     # With every scope, so the export endpoints are fuzzed too (not just refused with 403).
     _, key = api_key_create(tenant=caller.tenant, name="fuzz", scopes=list(KNOWN_SCOPES))
     seeded = Seeded(key=key, own=_seed(caller), foreign=_seed(other))
+    operation = SCHEMA.find_operation_by_label(label)
+    for case in _coverage_cases(operation):
+        _check(case, seeded)
+
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=st.one_of(operation.as_strategy(mode) for mode in GenerationMode))
+    def fuzz(case: Case) -> None:
+        _check(case, seeded)
+
+    fuzz()
+
+
+@pytest.mark.usefixtures("in_test_transaction", "chat_model")
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_operation_with_valid_ids_never_fails_on_the_server(label: str, acme: TenantKit) -> None:
+    """Every id in the path, query and body is a real one of the caller's (a thread with turns,
+    an empty one, messages, an edit, an assembly, a deletion request), so every request reaches
+    the code behind the lookups; ``DELETE`` erases the seeded thread on the way."""
+    _, key = api_key_create(tenant=acme.tenant, name="fuzz", scopes=list(KNOWN_SCOPES))
+    seeded = Seeded(key=key, own=_seed(acme), always_valid=True)
     operation = SCHEMA.find_operation_by_label(label)
     for case in _coverage_cases(operation):
         _check(case, seeded)

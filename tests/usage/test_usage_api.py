@@ -254,6 +254,7 @@ def test_days_at_the_end_of_the_calendar_are_400(acme):
     ):
         response = acme.client.get("/api/v1/usage", params)
         assert response.status_code == 400, params
+        assert response.data["code"] == "invalid_period"
     page = Client()
     page.force_login(User.objects.create_superuser("root", password="a-long-pass-1"))
     admin = page.get(
