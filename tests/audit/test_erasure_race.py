@@ -21,6 +21,7 @@ from auditlog.events import Actor
 from compaction.models import AssemblyRecord
 from tests.audit.test_canary import db_hits
 from tests.conftest import SYSTEM, make_thread
+from tests.support.chat_server import ChatServer
 from tests.support.pg import (
     Request,
     backends_waiting_for_locks,
@@ -116,3 +117,72 @@ def test_a_context_that_waited_behind_a_delete_writes_nothing(acme):
     assert answered.status_code == 404, answered.content
     assert db_hits(canary) == {}
     assert not AssemblyRecord.objects.filter(thread=thread).exists()
+
+
+def keep_writing_until(
+    stop: threading.Event, key: str, thread_id: str, canary: str, kind: str, made: list
+) -> None:
+    """One client's loop: context (the canary in its system prompt and retrieved text), append
+    or respond (the canary in the user's turn)."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    url = f"/api/v1/threads/{thread_id}"
+    try:
+        while not stop.is_set():
+            if kind == "context":
+                response = client.post(
+                    f"{url}/context",
+                    {
+                        "system": f"You help customer {canary}.",
+                        "retrieved": [{"ref": "crm", "content": f"CRM record of {canary}"}],
+                    },
+                    format="json",
+                )
+            else:
+                path = "messages" if kind == "append" else "respond"
+                body = {"content": f"I am {canary}, where is my order?"}
+                if kind == "append":
+                    body["role"] = "user"
+                response = client.post(
+                    f"{url}/{path}", body, format="json", HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex
+                )
+            made.append((kind, response.status_code))
+    finally:
+        connection.close()
+
+
+def test_no_canary_survives_a_delete_raced_by_context_append_and_respond(acme, settings):
+    """The whole-thread DELETE through the API while clients keep assembling context, appending
+    and answering turns on the thread: afterwards no text or JSON column holds the canary."""
+    canary = f"CANARY{uuid.uuid4().hex[:10].upper()}"
+    thread = make_thread(acme.tenant, turns=6)
+    stop = threading.Event()
+    made: list[tuple[str, int]] = []
+    with ChatServer() as chat:
+        chat.configure(reply="Your order ships on Monday.")
+        settings.CONVMEM_CHAT_BASE_URL = chat.base_url
+        clients = [
+            threading.Thread(
+                target=keep_writing_until,
+                args=(stop, acme.key, thread.public_id, canary, kind, made),
+            )
+            for kind in ("context", "context", "append", "append", "respond", "respond")
+        ]
+        for client in clients:
+            client.start()
+        while {kind for kind, status in made if status in (200, 201)} != {
+            "context",
+            "append",
+            "respond",
+        }:
+            time.sleep(0.01)
+        assert acme.client.delete(f"/api/v1/threads/{thread.public_id}").status_code == 200
+        time.sleep(0.3)  # writes keep coming after the erasure
+        stop.set()
+        for client in clients:
+            client.join(timeout=60)
+
+    statuses = {status for _, status in made}
+    assert statuses <= {200, 201, 404, 409}, made
+    assert 404 in statuses
+    assert db_hits(canary) == {}
