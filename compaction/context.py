@@ -41,6 +41,7 @@ from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.rendering import (
     FORMAT,
+    MEMO_HEADER_VERSION,
     UNCALLED_TOOL_HEADER,
     MessagePayload,
     canonical_json,
@@ -348,6 +349,7 @@ def _items(
                 "first_id": memo.first_public_id,
                 "last_id": memo.last_public_id,
                 "tokens": memo.token_count,
+                "header": MEMO_HEADER_VERSION,
             }
         )
         payloads[memo.public_id] = memo.text
@@ -490,7 +492,7 @@ def _assemble(
     _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
     if plan.request is not None and pending_memo is None and failed is None:
         pending_memo = _request_memo(thread, actor, plan, ready, read)
-    memo_status = _memo_status(pending_memo, failed, memo)
+    memo_status = _memo_status(pending_memo, failed, memo, ready)
     record = AssemblyRecord.objects.create(
         tenant_id=thread.tenant_id,
         thread=thread,
@@ -552,14 +554,19 @@ def _memo_status(
     pending: selectors.StretchSummary | None,
     failed: selectors.FailedMemo | None,
     memo: selectors.StretchSummary | None,
+    ready: list[selectors.StretchSummary],
 ) -> str:
     """``pending`` (a memo of this path is being written) before ``failed`` (the one needed
-    failed and the curator waits before asking again) before ``ready`` before ``none``."""
+    failed and the curator waits before asking again) before ``ready`` (one is shown) before
+    ``not_shown`` (a ready memo of this path exists, but the input did not need it or it did
+    not fit) before ``none``."""
     if pending:
         return "pending"
     if failed:
         return "failed"
-    return "ready" if memo else "none"
+    if memo:
+        return "ready"
+    return "not_shown" if ready else "none"
 
 
 def _memo_error(failed: selectors.FailedMemo) -> dict[str, Any]:

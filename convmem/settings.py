@@ -52,6 +52,7 @@ MIDDLEWARE = [
     # Serves collectstatic's output (admin CSS/JS, the API docs UI) from the web process itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "convmem.middleware.RequestSizeLimitMiddleware",
+    "convmem.strict.StrictQueryParametersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

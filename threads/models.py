@@ -55,12 +55,14 @@ class Thread(models.Model):
 class Role(models.TextChoices):
     ROOT = "root", "root (hidden)"
     SYSTEM = "system", "system"
+    # OpenAI's name for instructions from the app (newer models take them in place of system).
+    DEVELOPER = "developer", "developer"
     USER = "user", "user"
     ASSISTANT = "assistant", "assistant"
     TOOL = "tool", "tool"
 
 
-API_ROLES = [Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL]
+API_ROLES = [Role.SYSTEM, Role.DEVELOPER, Role.USER, Role.ASSISTANT, Role.TOOL]
 
 
 class MessageStatus(models.TextChoices):

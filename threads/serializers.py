@@ -171,12 +171,16 @@ class MessageSerializer(serializers.ModelSerializer):
     assembly_id = serializers.CharField(
         source="assembly_public_id", read_only=True, allow_null=True
     )
-    content = serializers.CharField(
-        read_only=True, help_text="The text (the text parts, when sent as content parts)."
+    content = serializers.SerializerMethodField(
+        help_text="The text (the text parts, when sent as content parts); null on an assistant "
+        "turn that only calls tools, as the chat format has it."
     )
     content_parts = ContentPartsField(read_only=True)
     tool_calls = ToolCallsField(read_only=True)
     tool_call_id = serializers.SerializerMethodField()
+    model = serializers.SerializerMethodField(
+        help_text="Assistant turns: the model that wrote it; null when none was reported."
+    )
     usage = UsageField(read_only=True)
     erased = serializers.SerializerMethodField()
 
@@ -206,11 +210,25 @@ class MessageSerializer(serializers.ModelSerializer):
     def get_thread_id(self, message: Message) -> str:
         return self.context["thread"].public_id
 
+    def get_content(self, message: Message) -> str | None:
+        return message_content(message)
+
     def get_tool_call_id(self, message: Message) -> str | None:
         return message.tool_call_id or None
 
+    def get_model(self, message: Message) -> str | None:
+        return message.model or None
+
     def get_erased(self, message: Message) -> bool:
         return message.erased_at is not None
+
+
+def message_content(message: Message) -> str | None:
+    """The one null convention for absent content: an assistant turn that only calls tools has
+    ``content: null`` (stored as ""), in the message endpoints as in ``/context``."""
+    if message.tool_calls and not message.content:
+        return None
+    return message.content
 
 
 class TreeNodeSerializer(MessageSerializer):
@@ -251,6 +269,7 @@ class MessageCreateSerializer(serializers.Serializer):
         max_length=128,
         required=False,
         allow_blank=True,
+        allow_null=True,
         help_text="Assistant turns: the model that wrote it, as the model reported it.",
     )
     usage = UsageField(

@@ -186,7 +186,7 @@ class MessageListCreateView(APIView):
                 tool_calls=fields.get("tool_calls"),
                 tool_call_id=fields.get("tool_call_id"),
                 metadata=fields.get("metadata"),
-                model=fields.get("model", ""),
+                model=fields.get("model") or "",
                 usage=fields.get("usage"),
             )
             return 201, MessageSerializer(message, context={"thread": thread}).data, thread
