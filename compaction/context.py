@@ -55,7 +55,7 @@ from convmem.errors import InvalidRequest
 from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
-from threads.selectors import tool_group_ending_at, visible_message
+from threads.selectors import thread_system_text, tool_group_ending_at, visible_message
 from threads.services import thread_hold_against_erasure
 
 # Token counts of system prompts and retrieved items, by (encoding, sha256): clients resend
@@ -419,7 +419,7 @@ def context_assemble(
 ) -> Assembly:
     """Assemble, record and return the model input ending at ``leaf_public_id`` (default: the
     active leaf); see the module docstring. ``thread`` must come with its ``profile`` and
-    ``active_leaf`` selected.
+    ``active_leaf`` selected. ``system`` None: the thread's own system prompt, if it has one.
 
     Raises ``InvalidRequest`` (400) with nothing written for: a bad budget, an unknown encoding
     on the profile, too many retrieved items or items that do not fit, a leaf of another
@@ -427,6 +427,8 @@ def context_assemble(
     cannot hold the current turn (with the arithmetic in the error's ``arithmetic``).
     """
     retrieved = retrieved or []
+    if system is None:
+        system = thread_system_text(thread)
     profile = thread_profile(thread)
     window, reserve = request_budget(
         profile, window_tokens=window_tokens, reserve_tokens=reserve_tokens

@@ -56,7 +56,8 @@ class ContextRequestSerializer(serializers.Serializer):
         trim_whitespace=False,
         max_length=settings.CONVMEM_MAX_CONTENT_CHARS,
         validators=[_storable],
-        help_text="System prompt, placed first.",
+        help_text="System prompt, placed first. Default (absent or null): the thread's "
+        '`system`; "" for none.',
     )
     leaf_id = serializers.CharField(
         required=False,

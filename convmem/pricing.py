@@ -34,6 +34,16 @@ def default_prices() -> Prices:
     )
 
 
+def tenant_currency(tenant_id: int) -> str:
+    """The currency of a tenant's costs: its profiles' (they share one), else the default."""
+    profile = ModelProfile.objects.filter(tenant_id=tenant_id).only("currency").first()
+    return profile.currency if profile else settings.CONVMEM_DEFAULT_CURRENCY
+
+
+def profile_currency(profile: ModelProfile | None) -> str:
+    return profile.currency if profile else settings.CONVMEM_DEFAULT_CURRENCY
+
+
 def profile_prices(profile: ModelProfile | None) -> Prices:
     if profile is None:
         return default_prices()

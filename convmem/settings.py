@@ -186,6 +186,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "convmem.schema.forbid_unknown_body_fields",
+    ],
     # Two choice sets share the field name "role"; name them (an unnamed collision is a
     # warning that `check --deploy` reports).
     "ENUM_NAME_OVERRIDES": {
@@ -244,6 +248,8 @@ CONVMEM_RESPOND_LEASE_SECONDS = env.int("CONVMEM_RESPOND_LEASE_SECONDS", default
 # Prices per million tokens for threads without a model profile (in the tenant's currency).
 CONVMEM_DEFAULT_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_PROMPT_PRICE", default="0")
 CONVMEM_DEFAULT_COMPLETION_PRICE = env.str("CONVMEM_DEFAULT_COMPLETION_PRICE", default="0")
+# ISO 4217 code of those prices (a model profile names its own).
+CONVMEM_DEFAULT_CURRENCY = env.str("CONVMEM_DEFAULT_CURRENCY", default="USD")
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).

@@ -3,10 +3,12 @@
 import json
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from threads.models import API_ROLES, Message, Role, Thread
+from threads.selectors import thread_system_text
 
 MAX_METADATA_BYTES = 16_384
 
@@ -15,6 +17,14 @@ class ThreadSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id", read_only=True)
     active_leaf_id = serializers.SerializerMethodField()
     profile = serializers.SerializerMethodField()
+    system = serializers.SerializerMethodField(
+        help_text="The thread's system prompt, used by /context and /respond when a request "
+        "gives none; null if none is set."
+    )
+    system_version = serializers.SerializerMethodField(
+        help_text="Version of the system prompt (1, 2, …; older versions are kept); null if "
+        "one was never set."
+    )
 
     class Meta:
         model = Thread
@@ -25,6 +35,8 @@ class ThreadSerializer(serializers.ModelSerializer):
             "metadata",
             "active_leaf_id",
             "profile",
+            "system",
+            "system_version",
             "created_at",
             "updated_at",
         ]
@@ -36,6 +48,23 @@ class ThreadSerializer(serializers.ModelSerializer):
 
     def get_profile(self, thread: Thread) -> str | None:
         return thread.profile.name if thread.profile_id else None
+
+    def get_system(self, thread: Thread) -> str | None:
+        return thread_system_text(thread)
+
+    def get_system_version(self, thread: Thread) -> int | None:
+        return thread.system_prompt.version if thread.system_prompt_id else None
+
+
+def _system_field() -> serializers.CharField:
+    return serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=settings.CONVMEM_MAX_CONTENT_CHARS,
+        help_text='The thread\'s system prompt (a new version; "" clears it). /context and '
+        "/respond place it first when the request gives no `system`.",
+    )
 
 
 def _validate_metadata(value: Any) -> dict[str, Any]:
@@ -54,6 +83,7 @@ class ThreadCreateSerializer(serializers.Serializer):
     profile = serializers.CharField(
         max_length=100, required=False, help_text="Name of one of the tenant's model profiles."
     )
+    system = _system_field()
 
 
 class ThreadUpdateSerializer(serializers.Serializer):
@@ -66,6 +96,7 @@ class ThreadUpdateSerializer(serializers.Serializer):
     )
     title = serializers.CharField(max_length=255, required=False, allow_blank=True)
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
+    system = _system_field()
 
 
 CONTENT_PART_SCHEMA = {
@@ -285,3 +316,29 @@ class MessageEditSerializer(serializers.Serializer):
         help_text="Assistant turns: new tool calls (default: the original's).",
     )
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
+
+
+MAX_BATCH_MESSAGES = 256
+
+
+class BatchTurnSerializer(MessageCreateSerializer):
+    """One message of a batch: as an append takes it, without ``parent_id`` (each message's
+    parent is the one before it)."""
+
+    parent_id = None
+
+
+class MessageBatchCreateSerializer(serializers.Serializer):
+    parent_id = serializers.CharField(
+        max_length=40,
+        required=False,
+        allow_null=True,
+        help_text="The first message's parent (default: the active leaf).",
+    )
+    messages = BatchTurnSerializer(
+        many=True,
+        min_length=1,
+        max_length=MAX_BATCH_MESSAGES,
+        help_text="Appended in order, each under the one before it; the last becomes the "
+        "active leaf.",
+    )
