@@ -35,7 +35,7 @@ from auditlog.models import AuditEvent
 from compaction.models import AssemblyRecord, Summary
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
-from threads.models import Message, Role, Thread
+from threads.models import Message, Role, SystemPrompt, Thread
 from threads.selectors import messages_with_refs
 from threads.serializers import message_content
 
@@ -82,6 +82,10 @@ def _thread(thread: Thread) -> Record:
         "metadata": thread.metadata,
         "profile": thread.profile.name if thread.profile else None,
         "active_leaf_id": None if leaf is None or leaf.role == Role.ROOT else leaf.public_id,
+        "system_prompts": [
+            {"version": p.version, "text": p.text, "created_at": p.created_at}
+            for p in SystemPrompt.objects.filter(thread=thread).order_by("version")
+        ],
         "created_at": thread.created_at,
         "updated_at": thread.updated_at,
     }

@@ -1,5 +1,10 @@
 """A thread's own system prompt: stored on the thread, versioned, used when a request gives none."""
 
+import json
+from pathlib import Path
+
+import jsonschema
+
 from compaction.models import AssemblyRecord
 from compaction.rendering import sha256_hex
 from tests.conftest import make_thread
@@ -7,6 +12,7 @@ from tests.threads.helpers import messages_url, post
 from threads.models import SystemPrompt
 
 PROMPT = "You are the shop's support assistant."
+EXPORT_SCHEMA = json.loads((Path(__file__).parents[2] / "audit" / "export_schema.json").read_text())
 
 
 def create(kit, **body):
@@ -91,3 +97,15 @@ def test_erasing_the_thread_erases_its_prompts(acme, acme_exporter):
 
     assert response.status_code in (200, 202, 204), response.content
     assert not SystemPrompt.objects.filter(thread=thread).exists()
+
+
+def test_the_thread_export_carries_every_version(acme, acme_exporter):
+    thread_id = create(acme, system=PROMPT).data["id"]
+    acme.client.patch(f"/api/v1/threads/{thread_id}", {"system": "Be brief."}, format="json")
+
+    response = acme_exporter.client.get(f"/api/v1/threads/{thread_id}/export")
+    document = json.loads(b"".join(response.streaming_content))
+
+    jsonschema.validate(document, EXPORT_SCHEMA)
+    prompts = document["threads"][0]["system_prompts"]
+    assert [(p["version"], p["text"]) for p in prompts] == [(1, PROMPT), (2, "Be brief.")]
