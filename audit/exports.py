@@ -35,8 +35,9 @@ from auditlog.models import AuditEvent
 from compaction.models import AssemblyRecord, Summary
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
-from threads.models import Message, Role, Thread
+from threads.models import Message, Role, SystemPrompt, Thread
 from threads.selectors import messages_with_refs
+from threads.serializers import message_content
 
 SCHEMA = "convmem.export/2"
 FORMATS = {"json": "application/json", "jsonl": "application/x-ndjson"}
@@ -81,6 +82,10 @@ def _thread(thread: Thread) -> Record:
         "metadata": thread.metadata,
         "profile": thread.profile.name if thread.profile else None,
         "active_leaf_id": None if leaf is None or leaf.role == Role.ROOT else leaf.public_id,
+        "system_prompts": [
+            {"version": p.version, "text": p.text, "created_at": p.created_at}
+            for p in SystemPrompt.objects.filter(thread=thread).order_by("version")
+        ],
         "created_at": thread.created_at,
         "updated_at": thread.updated_at,
     }
@@ -91,12 +96,12 @@ def _message(m: Message) -> Record:
         "id": m.public_id,
         "parent_id": m.parent_public_id,
         "role": m.role,
-        "content": m.content,
+        "content": message_content(m),
         "content_parts": m.content_parts,
         "tool_calls": m.tool_calls,
         "tool_call_id": m.tool_call_id or None,
         "metadata": m.metadata,
-        "model": m.model,
+        "model": m.model or None,
         "usage": m.usage,
         "status": m.status,
         "token_count": m.token_count,
