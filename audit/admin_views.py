@@ -48,11 +48,14 @@ def deletion_review_view(
     take, the progress of a running execution and, once executed, the proof."""
     user = http_request.user
     footprint = deletion.deletion_request_footprint(request)
-    threads = list(
-        deletion_request_threads(request)
+    threads = [
+        (public_id, user_ref, created, erased is not None or deleted is not None)
+        for public_id, user_ref, created, erased, deleted in deletion_request_threads(request)
         .order_by("pk")
-        .values_list("public_id", "user_ref", "created_at")[: SUBJECT_THREADS_SHOWN + 1]
-    )
+        .values_list("public_id", "user_ref", "created_at", "erased_at", "deleted_at")[
+            : SUBJECT_THREADS_SHOWN + 1
+        ]
+    ]
     # The request's own trail: its events all come after it was filed (indexed) and name it.
     events = AuditEvent.objects.filter(
         created_at__gte=request.created_at,
@@ -76,6 +79,7 @@ def deletion_review_view(
         "title": f"Deletion request {request.public_id}",
         "request_obj": request,
         "footprint": footprint,
+        "left_messages": footprint.messages - footprint.messages_already_erased,
         "threads": threads[:SUBJECT_THREADS_SHOWN],
         "more_threads": len(threads) > SUBJECT_THREADS_SHOWN,
         "events": [
@@ -116,7 +120,8 @@ def deletion_step_view(
     user = http_request.user
     try:
         if step == "approve":
-            deletion.deletion_request_approve(request=request, user=user)
+            note = http_request.POST.get("note", "")
+            deletion.deletion_request_approve(request=request, user=user, note=note)
             messages.success(http_request, "Approved. Execution is a separate step.")
         elif step == "reject":
             reason = http_request.POST.get("reason", "")

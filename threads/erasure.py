@@ -63,8 +63,8 @@ def erased_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def thread_details_erase(thread: Thread) -> None:
-    """The thread's own personal data: its title and metadata."""
-    Thread.objects.filter(pk=thread.pk).update(title="", metadata={})
+    """The thread's own personal data: its title and metadata; the thread is marked erased."""
+    Thread.objects.filter(pk=thread.pk).update(title="", metadata={}, erased_at=timezone.now())
 
 
 def thread_mark_deleted(thread: Thread) -> None:

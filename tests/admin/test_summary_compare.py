@@ -54,7 +54,11 @@ def test_it_highlights_facts_found_missing_and_unsupported(
     assert marks(originals, "missing")
     assert not marks(originals, "unsupported")
     assert not marks(memo, "missing")
-    assert "chain depth" in html.lower()
+    summary = response.context["summary"]
+    stands_for = html.split('id="memo-range"')[1].split("</p>")[0]
+    assert f"This memo stands for the {len(summary.covered_ids)} messages" in stands_for
+    size = html.split('id="memo-size"')[1].split("</dd>")[0]
+    assert f"{summary.token_count} tokens, of at most {summary.max_tokens}" in size
 
 
 def test_viewing_a_memo_is_audited(support: Client, memo_thread: MemoThread):
