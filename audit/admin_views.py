@@ -195,10 +195,26 @@ def thread_export_view(
     return export.streaming_response()
 
 
+FORMAT_WORDS = {
+    "html": "A page for the person (HTML, readable)",
+    "json": "JSON (machine-readable, one file)",
+    "jsonl": "JSON Lines (machine-readable, one record a line)",
+}
+
+
 class UserExportForm(forms.Form):
     tenant = forms.ModelChoiceField(queryset=Tenant.objects.order_by("name"))
-    user_ref = forms.CharField(max_length=255)
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="json")
+    user_ref = forms.CharField(max_length=255, label="End user (user_ref)")
+    format = forms.ChoiceField(
+        choices=[(f, FORMAT_WORDS.get(f, f)) for f in FORMATS], initial="html"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tenants = self.fields["tenant"]
+        # With one tenant there is nothing to choose: no blank "---------" to trip over.
+        if tenants.queryset.count() == 1:
+            tenants.empty_label = None
 
 
 def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
