@@ -76,7 +76,7 @@ def deletion_review_view(
     context = {
         **model_admin.admin_site.each_context(http_request),
         "opts": model_admin.model._meta,
-        "title": f"Deletion request {request.public_id}",
+        "title": "Deletion request",
         "request_obj": request,
         "footprint": footprint,
         "left_messages": footprint.messages - footprint.messages_already_erased,

@@ -18,7 +18,8 @@ PLOT_HEIGHT = 200
 MARGIN_LEFT = 64
 MARGIN_BOTTOM = 44
 MARGIN_TOP = 22
-MARGIN_RIGHT = 12
+# Half a date label on the right: the last period's label is centred under its bar.
+MARGIN_RIGHT = 36
 Y_TICKS = 4
 # x labels: at most one per this many SVG units (a "2026-03-05" at 11 px is ~60 units).
 X_LABEL_SPACING = 70

@@ -29,7 +29,7 @@ def short_id(public_id: str, url: str = "") -> SafeString:
     label = format_html('<a href="{}">{}</a>', url, text) if url else text
     return format_html(
         '<span class="cm-id cm-short" title="{}">{}<button type="button"'
-        ' class="cm-copy" data-copy="{}" aria-label="Copy the id {}">⧉</button></span>',
+        ' class="cm-copy" data-copy="{}" aria-label="Copy the id {}">copy</button></span>',
         public_id,
         label,
         public_id,

@@ -80,6 +80,14 @@ def test_originals_are_paged(
 
     assert [m.public_id for m, _ in first.context["originals"]] == covered[:3]
     assert [m.public_id for m, _ in second.context["originals"]] == covered[3:6]
+    # The pager sits above the originals and below them, both saying where one is.
+    html = second.content.decode()
+    pages = -(-len(covered) // 3)
+    for where in ("top", "bottom"):
+        pager = html.split(f'id="originals-pager-{where}"')[1].split("</p>")[0]
+        assert f"page 2 of {pages}" in pager
+        assert "?page=1" in pager
+        assert "?page=3" in pager
 
 
 def test_mark_stale_goes_through_the_invalidation_service(support: Client, memo_thread: MemoThread):
