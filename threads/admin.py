@@ -16,6 +16,7 @@ from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from auditlog.events import Actor, audit_event_record
 from convmem.admin_changelist import BoundedDateHierarchyMixin, ViewOnlyAdmin
@@ -67,7 +68,7 @@ class ThreadAdmin(MessageBodyHooks, BoundedDateHierarchyMixin, ViewOnlyAdmin):
     @admin.display(description="title", ordering="title")
     def title_or_erased(self, obj: Thread) -> str:
         if obj.erased_at or obj.deleted_at:
-            return format_html('<span class="cm-badge bad cm-erased">erased</span>')
+            return mark_safe('<span class="cm-badge bad cm-erased">erased</span>')
         return obj.title or "—"
 
     def can_export(self, request: HttpRequest) -> bool:
