@@ -207,6 +207,7 @@ def summary_compare_view(
     )
     gauges = recall_gauges(summary.scores)
     threshold = low_recall_threshold()
+    newer = replacement(summary)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
@@ -220,7 +221,10 @@ def summary_compare_view(
         "gauges": gauges,
         "low_gauges": [gauge for gauge in gauges if gauge.value < threshold],
         "low_recall_threshold": threshold,
-        "replacement": replacement(summary),
+        "replacement": newer,
+        # A stale memo whose replacement is pending or ready has nothing left to ask for.
+        "can_regenerate": summary.status != Summary.Status.PENDING
+        and (newer is None or newer.status not in services.LIVE),
         "can_act": request.user.has_perm(ACT_PERMISSION),
         "thread_url": reverse("admin:threads_thread_change", args=[summary.thread.public_id])
         + f"?leaf={summary.last.public_id}",

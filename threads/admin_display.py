@@ -17,6 +17,12 @@ from threads.models import Message, Role
 LONG_CHARS = 600
 LONG_LINES = 12
 SUMMARY_CHARS = 120
+ROLE_TITLES = {
+    Role.USER: "A user message",
+    Role.ASSISTANT: "An assistant message",
+    Role.TOOL: "A tool result",
+    Role.SYSTEM: "A system message",
+}
 
 
 @dataclass(frozen=True)

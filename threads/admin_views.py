@@ -235,7 +235,7 @@ def message_lineage_view(
         **model_admin.admin_site.each_context(request),
         **body_context(model_admin, thread),
         "opts": model_admin.model._meta,
-        "title": f"A {message.role} message",
+        "title": admin_display.ROLE_TITLES.get(message.role, "A message"),
         "message": message,
         "thread": thread,
         "ancestors": [(a, turns[a.pk]) for a in ancestors],

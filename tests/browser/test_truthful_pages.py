@@ -152,6 +152,7 @@ def test_a_stale_memo_links_to_its_replacement(live_server, open_page: OpenPage,
     expect(page.locator("#summary-status")).to_have_text("stale")
     link = page.locator("#replacement-link")
     expect(link).to_be_visible()
+    expect(page.locator("#regenerate")).to_have_count(0)  # the replacement is on its way
     screenshot(page, "truthful-memo-stale-with-replacement")
     link.click()
     expect(page.locator("#summary-status")).to_have_text("pending")
