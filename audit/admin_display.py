@@ -56,6 +56,8 @@ LABELS = {kind.count_key: kind.label for kind in ERASED_KINDS} | {
     "due_at": "Due",
     "reason": "Reason",
     "legal_holds": "Legal holds",
+    "self_service": "Asked by the app itself (self-service)",
+    "note_given": "Approval note given",
 }
 PROGRESS_STATES = {
     "queued": "Queued, waiting for a worker",
@@ -117,6 +119,8 @@ def _text(value: Any) -> str:
         return ", ".join(f"{label_of(key)}: {_text(item)}" for key, item in value.items()) or "—"
     if isinstance(value, list):
         return ", ".join(_text(item) for item in value) or "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, str) and (moment := _timestamp(value)) is not None:
         return formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT")
     return "—" if value is None else str(value)

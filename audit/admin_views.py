@@ -48,11 +48,14 @@ def deletion_review_view(
     take, the progress of a running execution and, once executed, the proof."""
     user = http_request.user
     footprint = deletion.deletion_request_footprint(request)
-    threads = list(
-        deletion_request_threads(request)
+    threads = [
+        (public_id, user_ref, created, erased is not None or deleted is not None)
+        for public_id, user_ref, created, erased, deleted in deletion_request_threads(request)
         .order_by("pk")
-        .values_list("public_id", "user_ref", "created_at")[: SUBJECT_THREADS_SHOWN + 1]
-    )
+        .values_list("public_id", "user_ref", "created_at", "erased_at", "deleted_at")[
+            : SUBJECT_THREADS_SHOWN + 1
+        ]
+    ]
     # The request's own trail: its events all come after it was filed (indexed) and name it.
     events = AuditEvent.objects.filter(
         created_at__gte=request.created_at,
@@ -73,9 +76,10 @@ def deletion_review_view(
     context = {
         **model_admin.admin_site.each_context(http_request),
         "opts": model_admin.model._meta,
-        "title": f"Deletion request {request.public_id}",
+        "title": "Deletion request",
         "request_obj": request,
         "footprint": footprint,
+        "left_messages": footprint.messages - footprint.messages_already_erased,
         "threads": threads[:SUBJECT_THREADS_SHOWN],
         "more_threads": len(threads) > SUBJECT_THREADS_SHOWN,
         "events": [
@@ -116,7 +120,8 @@ def deletion_step_view(
     user = http_request.user
     try:
         if step == "approve":
-            deletion.deletion_request_approve(request=request, user=user)
+            note = http_request.POST.get("note", "")
+            deletion.deletion_request_approve(request=request, user=user, note=note)
             messages.success(http_request, "Approved. Execution is a separate step.")
         elif step == "reject":
             reason = http_request.POST.get("reason", "")
@@ -190,10 +195,26 @@ def thread_export_view(
     return export.streaming_response()
 
 
+FORMAT_WORDS = {
+    "html": "A page for the person (HTML, readable)",
+    "json": "JSON (machine-readable, one file)",
+    "jsonl": "JSON Lines (machine-readable, one record a line)",
+}
+
+
 class UserExportForm(forms.Form):
     tenant = forms.ModelChoiceField(queryset=Tenant.objects.order_by("name"))
-    user_ref = forms.CharField(max_length=255)
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="json")
+    user_ref = forms.CharField(max_length=255, label="End user (user_ref)")
+    format = forms.ChoiceField(
+        choices=[(f, FORMAT_WORDS.get(f, f)) for f in FORMATS], initial="html"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tenants = self.fields["tenant"]
+        # With one tenant there is nothing to choose: no blank "---------" to trip over.
+        if tenants.queryset.count() == 1:
+            tenants.empty_label = None
 
 
 def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:

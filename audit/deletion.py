@@ -127,8 +127,11 @@ def deletion_request_file(
     return request
 
 
-def deletion_request_approve(*, request: DeletionRequest, user: Any) -> DeletionRequest:
-    """received → approved. Needs ``audit.approve_deletionrequest``."""
+def deletion_request_approve(
+    *, request: DeletionRequest, user: Any, note: str = ""
+) -> DeletionRequest:
+    """received → approved, with the approver's optional ``note`` kept on the request. Needs
+    ``audit.approve_deletionrequest``."""
     _require(user, APPROVE_PERMISSION)
     with transaction.atomic():
         locked = _lock(request)
@@ -137,8 +140,11 @@ def deletion_request_approve(*, request: DeletionRequest, user: Any) -> Deletion
         locked.status = Status.APPROVED
         locked.decided_by = user.get_username()
         locked.decided_at = timezone.now()
-        locked.save(update_fields=["status", "decided_by", "decided_at"])
-        _record(locked, Actor.staff(user), "approved")
+        locked.approval_note = note.strip()
+        locked.save(update_fields=["status", "decided_by", "decided_at", "approval_note"])
+        # The note stays on the request (a staff member's words, which may name the subject);
+        # the audit event, which never holds content, says only whether there is one.
+        _record(locked, Actor.staff(user), "approved", note_given=bool(locked.approval_note))
     return locked
 
 

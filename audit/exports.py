@@ -1,7 +1,7 @@
 """Full-history exports of a thread or of a tenant's end user (``user_ref``), streamed.
 
 The format is ``convmem.export/2``, documented in ``docs/export-schema.md`` and described by the
-JSON Schema ``audit/export_schema.json``. Two encodings of the same records:
+JSON Schema ``audit/export_schema.json``. Two machine-readable encodings of the same records:
 
 - ``json``: one object ``{"schema", "generated_at", "subject", "threads": [...],
   "subject_events": [...], "deletion_requests": [...], "counts"}``, each thread carrying its
@@ -9,6 +9,9 @@ JSON Schema ``audit/export_schema.json``. Two encodings of the same records:
 - ``jsonl``: one record per line, each with a ``type`` (``export``, ``thread``, ``message``,
   ``summary``, ``assembly``, ``audit_event``, ``subject_event``, ``deletion_request``, ``end``);
   rows of a thread carry its ``thread_id``.
+
+and one for people: ``html``, a self-contained page for the person the data is about (GDPR
+Art. 15), written by ``audit.export_html`` from the same records.
 
 Memory stays constant whatever the history: rows are read in keyset-paginated batches of
 ``CONVMEM_EXPORT_BATCH_SIZE`` (one query per batch, related ids joined in), serialised one at a
@@ -29,6 +32,7 @@ from django.db.models import Model, Q, QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
+from audit.export_html import HtmlExport
 from audit.models import DeletionRequest
 from auditlog.events import Actor, audit_event_record
 from auditlog.models import AuditEvent
@@ -40,7 +44,12 @@ from threads.selectors import messages_with_refs
 from threads.serializers import message_content
 
 SCHEMA = "convmem.export/2"
-FORMATS = {"json": "application/json", "jsonl": "application/x-ndjson"}
+FORMATS = {
+    "json": "application/json",
+    "jsonl": "application/x-ndjson",
+    # For the person the data is about (``audit.export_html``); the JSON encodings are unchanged.
+    "html": "text/html; charset=utf-8",
+}
 EXPORT_PERMISSION = "audit.export_history"
 CHUNK_CHARS = 65_536
 
@@ -280,7 +289,8 @@ class Export:
 
     def chunks(self, on_record: OnRecord | None = None) -> Iterator[str]:
         """The export as text chunks of about ``CHUNK_CHARS``; ``on_record(type)`` per record."""
-        pieces = self._json() if self.fmt == "json" else self._jsonl()
+        encodings = {"json": self._json, "jsonl": self._jsonl, "html": self._html}
+        pieces = encodings[self.fmt]()
         return _buffered(self._counting(pieces, on_record))
 
     def _counting(
@@ -324,6 +334,9 @@ class Export:
         yield from _json_array("deletion_request", self.deletion_requests())
         yield None, "]"
         yield None, ',"counts":' + _dumps(self._final_counts()) + "}\n"
+
+    def _html(self) -> Iterator[tuple[str | None, str]]:
+        return HtmlExport(self).pieces()
 
     def _jsonl(self) -> Iterator[tuple[str | None, str]]:
         yield None, _dumps({"type": "export", **self._header()}) + "\n"

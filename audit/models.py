@@ -100,6 +100,8 @@ class DeletionRequest(models.Model):
     decided_by = models.CharField(max_length=150, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
     rejection_reason = models.TextField(blank=True)
+    # What the approver noted for the record (optional; a rejection's reason is required).
+    approval_note = models.TextField(blank=True)
     execution_requested_by = models.CharField(max_length=150, blank=True)
     execution_requested_at = models.DateTimeField(null=True, blank=True)
     executed_at = models.DateTimeField(null=True, blank=True)

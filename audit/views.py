@@ -41,11 +41,14 @@ FORMAT = OpenApiParameter(
     "format",
     OpenApiTypes.STR,
     enum=list(exports.FORMATS),
-    description="`json` (default): one document; `jsonl`: JSON Lines, one record per line.",
+    description="`json` (default): one document; `jsonl`: JSON Lines, one record per line; "
+    "`html`: a self-contained page the person the data is about can read (GDPR Art. 15): "
+    "their conversations in order, branches marked, tool calls in words.",
 )
 EXPORT_RESPONSES = {
     (200, "application/json"): OpenApiTypes.OBJECT,
     (200, "application/x-ndjson"): OpenApiTypes.STR,
+    (200, "text/html"): OpenApiTypes.STR,
 }
 
 

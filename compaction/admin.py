@@ -68,7 +68,15 @@ class ContentBlobAdmin(ViewOnlyAdmin):
     search_fields = ["=sha256"]
 
 
-class ThreadAdmin(threads_admin.ThreadAdmin):
+class ElidedResults:
+    """Marks the tool results the thread's latest model input elided (``MessageBodyHooks``)."""
+
+    def elided_in_latest_input(self, thread: Thread) -> set[str]:
+        latest = AssemblyRecord.objects.filter(thread=thread).only("plan").order_by("-id").first()
+        return set((latest.plan or {}).get("elided", [])) if latest else set()
+
+
+class ThreadAdmin(ElidedResults, threads_admin.ThreadAdmin):
     """Threads' admin, with the memos that end at each message of the conversation page."""
 
     def memos_ending_at(self, thread: Thread, message_pks: list[int]) -> dict[int, list[Any]]:
@@ -76,9 +84,7 @@ class ThreadAdmin(threads_admin.ThreadAdmin):
         summaries = (
             Summary.objects.filter(thread=thread, last_id__in=message_pks)
             .select_related("first")
-            .only(
-                "public_id", "status", "chain_depth", "token_count", "last_id", "first__public_id"
-            )
+            .only("public_id", "status", "token_count", "last_id", "first__public_id")
             .order_by("id")
         )
         for summary in summaries:
@@ -86,7 +92,7 @@ class ThreadAdmin(threads_admin.ThreadAdmin):
         return by_last
 
 
-class MessageAdmin(threads_admin.MessageAdmin):
+class MessageAdmin(ElidedResults, threads_admin.MessageAdmin):
     """Messages' admin, with the memos that cover the message on its page."""
 
     def memos_covering(self, message: Message) -> list[Any]:

@@ -6,6 +6,7 @@ it asked for), and (``?replay=1``) a replay of the record checked against its ha
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -14,6 +15,7 @@ from django.template.response import TemplateResponse
 from auditlog.events import thread_view_record
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.replay import assembly_replay
+from threads import admin_display
 from threads.models import Message
 
 BAR_SECTIONS = [
@@ -60,6 +62,7 @@ class ItemView:
     tokens: int | None
     message: Message | None = None
     summary: Summary | None = None
+    turn: admin_display.Turn | None = None
 
 
 def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
@@ -114,17 +117,36 @@ class PlanView:
     elided: list[Message]
     requested: dict[str, Any] | None
     requested_now: Summary | None
+    # The memo shown, and how many of the messages it stands for the input also shows verbatim.
+    memo: Summary | None = None
+    memo_also_verbatim: int = 0
 
     @property
     def more_dropped(self) -> int:
         return self.dropped_count - len(self.dropped)
 
+    @property
+    def memo_only(self) -> int:
+        """The memo's messages this input does not also show verbatim: the memo stands in for
+        these (some may lie before what the curator read for this input)."""
+        return len(self.memo.covered_ids) - self.memo_also_verbatim if self.memo else 0
 
-def _plan_view(assembly: AssemblyRecord) -> PlanView | None:
+
+def _shown_memo(items: list[ItemView]) -> tuple[Summary | None, int]:
+    """The memo among the items, and how many of its messages are items too (verbatim)."""
+    memo = next((v.summary for v in items if v.summary is not None), None)
+    if memo is None:
+        return None, 0
+    verbatim = {v.item["id"] for v in items if v.item.get("kind") == "message"}
+    return memo, len(verbatim.intersection(memo.covered_ids))
+
+
+def _plan_view(assembly: AssemblyRecord, items: list[ItemView]) -> PlanView | None:
     """Two queries whatever the plan's size; None for records from before plans were kept."""
     plan = assembly.plan or {}
     if not plan:
         return None
+    memo, also_verbatim = _shown_memo(items)
     dropped_ids = plan.get("dropped", [])
     shown_ids = [*dropped_ids[:DROPPED_SHOWN], *plan.get("elided", [])[:DROPPED_SHOWN]]
     messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
@@ -141,6 +163,8 @@ def _plan_view(assembly: AssemblyRecord) -> PlanView | None:
         requested_now=(
             Summary.objects.filter(public_id=requested["summary_id"]).first() if requested else None
         ),
+        memo=memo,
+        memo_also_verbatim=also_verbatim,
     )
 
 
@@ -153,13 +177,19 @@ def assembly_view(
     thread_view_record(
         user=request.user, thread=assembly.thread, what=f"assembly {assembly.public_id}"
     )
+    items = _item_views(assembly)
+    turns = admin_display.turns([v.message for v in items if v.message is not None])
+    for view in items:
+        if view.message is not None:
+            view.turn = turns[view.message.pk]
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
-        "title": f"Model input {assembly.public_id}",
+        "title": f"Model input for {assembly.thread.user_ref}",
         "assembly": assembly,
-        "items": _item_views(assembly),
-        "plan": _plan_view(assembly),
+        "items": items,
+        "plan": _plan_view(assembly, items),
+        "thumbnails": settings.CONVMEM_ADMIN_IMAGE_THUMBNAILS,
         "bar": budget_bar(assembly.tokens or {}),
         "tokens": assembly.tokens or {},
         "budget": assembly.budget or {},

@@ -4,10 +4,10 @@ The checkable facts (``compaction.evals``) are highlighted in both: in the origi
 memo kept and facts it lost; in the memo, facts it kept and facts no original supports. The
 classification is the summary's stored scores (computed when the memo was written; the lists
 in them are capped, so on a long range only some facts are classified); the originals are shown
-a page at a time. Recall is shown as gauges, with a warning when it is below
-``CONVMEM_MEMO_LOW_RECALL``, and facts are named in words ("Amount: EUR 615.09"). Regenerating
-queues the memo writer (never runs it inline); marking stale goes through compaction's
-invalidation service.
+a page at a time. Recall is shown as gauges, red with a warning when one is below
+``CONVMEM_MEMO_LOW_RECALL`` (and only then), and facts are named in words ("Amount: EUR
+615.09"). A stale memo links to its replacement. Regenerating queues the memo writer (never
+runs it inline); marking stale goes through compaction's invalidation service.
 """
 
 from dataclasses import dataclass
@@ -175,6 +175,21 @@ def low_recall_threshold() -> float:
     return float(getattr(settings, "CONVMEM_MEMO_LOW_RECALL", DEFAULT_LOW_RECALL))
 
 
+def replacement(summary: Summary) -> Summary | None:
+    """The newest memo written after ``summary`` for the same stretch (same last message):
+    what a stale or failed memo's page links to."""
+    if summary.status in services.LIVE:
+        return None
+    return (
+        Summary.objects.filter(
+            thread_id=summary.thread_id, last_id=summary.last_id, pk__gt=summary.pk
+        )
+        .only("public_id", "status", "created_at")
+        .order_by("-pk")
+        .first()
+    )
+
+
 def summary_compare_view(
     model_admin: ModelAdmin, request: HttpRequest, summary: Summary
 ) -> HttpResponse:
@@ -192,10 +207,11 @@ def summary_compare_view(
     )
     gauges = recall_gauges(summary.scores)
     threshold = low_recall_threshold()
+    newer = replacement(summary)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
-        "title": f"Memo {summary.public_id}",
+        "title": "Memo",
         "summary": summary,
         "memo_html": highlighted(summary.text, classes.for_memo(summary.text)),
         "originals": originals,
@@ -203,8 +219,12 @@ def summary_compare_view(
         "scores": summary.scores,
         "classes": classes,
         "gauges": gauges,
-        "low_recall": bool(gauges) and gauges[0].value < threshold,
+        "low_gauges": [gauge for gauge in gauges if gauge.value < threshold],
         "low_recall_threshold": threshold,
+        "replacement": newer,
+        # A stale memo whose replacement is pending or ready has nothing left to ask for.
+        "can_regenerate": summary.status != Summary.Status.PENDING
+        and (newer is None or newer.status not in services.LIVE),
         "can_act": request.user.has_perm(ACT_PERMISSION),
         "thread_url": reverse("admin:threads_thread_change", args=[summary.thread.public_id])
         + f"?leaf={summary.last.public_id}",
@@ -228,7 +248,10 @@ def summary_regenerate_view(request: HttpRequest, summary: Summary) -> HttpRespo
         else:
             queued = services.summary_regenerate(summary=summary, actor=actor) is not None
     if queued:
-        messages.success(request, "A new memo of this range is queued for the memo writer.")
+        messages.success(
+            request,
+            "A new memo of this range is queued for the memo writer; this page links to it.",
+        )
     else:
         messages.warning(request, "A memo of this range is already pending or ready.")
     return _redirect(summary)

@@ -80,7 +80,9 @@ class Summary(models.Model):
 
     class Meta:
         ordering = ["thread", "-id"]
-        verbose_name_plural = "summaries"
+        # The README's word for it: staff pages say "memo" throughout.
+        verbose_name = "memo"
+        verbose_name_plural = "memos"
         indexes = [
             models.Index(fields=["thread", "status", "last"], name="summary_thread_status_last"),
             models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
@@ -140,6 +142,9 @@ class AssemblyRecord(models.Model):
 
     class Meta:
         ordering = ["-id"]
+        # The README's words: one record per model input.
+        verbose_name = "model input"
+        verbose_name_plural = "model inputs"
         indexes = [
             models.Index(fields=["thread", "-id"], name="assembly_thread_idx"),
             # The snapshot purge scans only rows still holding a snapshot, oldest first.
@@ -166,6 +171,8 @@ class ContentBlob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "stored prompt or retrieved text"
+        verbose_name_plural = "stored prompts and retrieved texts"
         constraints = [
             models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
         ]

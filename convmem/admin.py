@@ -1,9 +1,21 @@
+"""The kernel's admin: tenants, API keys, model profiles, and the site's own name."""
+
 from django.contrib import admin, messages
 from django.http import HttpRequest
+from rest_framework_api_key.models import APIKey
 
 from convmem.admin_changelist import BoundedChangeListMixin, ConvmemModelAdmin
 from convmem.models import ApiKey, ModelProfile, Tenant
 from convmem.tenancy import api_key_create
+
+admin.site.site_header = "convmem"
+admin.site.site_title = "convmem"
+admin.site.index_title = "Conversations, memos and compliance"
+
+# The key library registers an admin for its own (unused) APIKey model: it showed a second
+# "API keys" entry beside ours, which is the one the API authenticates with.
+if admin.site.is_registered(APIKey):
+    admin.site.unregister(APIKey)
 
 
 class ApiKeyInline(admin.TabularInline):

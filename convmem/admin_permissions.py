@@ -17,7 +17,9 @@ PAGE_ACTIONS = {
 
 def permission_needed(perm: str) -> str:
     """ "This needs the “Can view thread” permission (threads.view_thread). Staff in the
-    Support or Compliance group have it." — for ``PermissionDenied`` messages."""
+    Support or Compliance group have it. …" — for ``PermissionDenied`` messages and the 403
+    page. The groups are read from the database, so the text never names a group that lacks
+    the permission (or says one has it when none does)."""
     app_label, _, codename = perm.partition(".")
     found = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
     if found is None:
@@ -27,7 +29,13 @@ def permission_needed(perm: str) -> str:
         Group.objects.filter(permissions=found).order_by("name").values_list("name", flat=True)
     )
     if groups:
-        text += f" Staff in the {' or '.join(groups)} group have it."
+        either = "it" if len(groups) == 1 else "one of them"
+        text += (
+            f" Staff in the {' or '.join(groups)} group have it. An administrator can add you"
+            f" to {either}, or give you the permission itself."
+        )
+    else:
+        text += " No group has it: an administrator can give it to you or to your group."
     return text
 
 

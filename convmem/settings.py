@@ -129,6 +129,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# Staff pages show every date one way, with its time zone ("2026-03-05 23:30 UTC"): the
+# locale's "March 5, 2026, 11:30 p.m." and the templates' ISO dates read as two formats.
+FORMAT_MODULE_PATH = ["convmem.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
@@ -240,6 +243,10 @@ CONVMEM_SUMMARIZER_CONTEXT_TOKENS = env.int("CONVMEM_SUMMARIZER_CONTEXT_TOKENS",
 CONVMEM_MEMO_SCORE_MAX_MESSAGES = env.int("CONVMEM_MEMO_SCORE_MAX_MESSAGES", default=2000)
 # The memo page warns when a memo's recall (of the facts mentioned last in its range) is below.
 CONVMEM_MEMO_LOW_RECALL = env.float("CONVMEM_MEMO_LOW_RECALL", default=0.2)
+# Staff pages show image parts as links; with this on they also show thumbnails, which the
+# staff member's browser then fetches from wherever the image lives (an address outside
+# convmem learns who looked, and when). Off unless the operator decides otherwise.
+CONVMEM_ADMIN_IMAGE_THUMBNAILS = env.bool("CONVMEM_ADMIN_IMAGE_THUMBNAILS", default=False)
 
 # --- The respond endpoint (respond/): the OpenAI-compatible chat model it calls ------------------
 # Defaults: the summarizer's server and model. A thread's model profile may name another model.

@@ -11,11 +11,12 @@ place of the one before (compaction adds the memos, audit adds exports): threads
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from auditlog.events import Actor, audit_event_record
 from convmem.admin_changelist import ViewOnlyAdmin
@@ -24,20 +25,51 @@ from threads.erasure import ERASED
 from threads.models import Message, Role, Thread
 
 
+class MessageBodyHooks:
+    """What the message bodies of the thread and message pages need from apps above threads."""
+
+    def elided_in_latest_input(self, thread: Thread) -> set[str]:
+        """Public ids of the tool results the thread's latest model input showed as a short
+        marker (compaction's admin)."""
+        return set()
+
+
 def public_id_or_pk(object_id: str) -> dict[str, str]:
     """Admin URLs name an object by its public id (``thr_…``); a pk still works (admin links)."""
     return {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
 
 
+class ErasedFilter(admin.SimpleListFilter):
+    title = "erased"
+    parameter_name = "erased"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("no", "live"), ("yes", "erased")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Thread]) -> QuerySet[Thread]:
+        erased = Q(erased_at__isnull=False) | Q(deleted_at__isnull=False)
+        if self.value() == "yes":
+            return queryset.filter(erased)
+        if self.value() == "no":
+            return queryset.exclude(erased)
+        return queryset
+
+
 @admin.register(Thread)
-class ThreadAdmin(ViewOnlyAdmin):
-    list_display = ["public_id", "tenant", "user_ref", "title", "created_at", "updated_at"]
-    list_filter = ["tenant"]
+class ThreadAdmin(MessageBodyHooks, ViewOnlyAdmin):
+    list_display = ["public_id", "tenant", "user_ref", "title_or_erased", "created_at"]
+    list_filter = ["tenant", ErasedFilter]
     date_hierarchy = "created_at"
     search_fields = ["=public_id", "=user_ref", "title"]
     search_help_text = "A thread id (thr_…), an exact user_ref, or words of the title."
     list_select_related = ["tenant"]
     show_full_result_count = False
+
+    @admin.display(description="title", ordering="title")
+    def title_or_erased(self, obj: Thread) -> str:
+        if obj.erased_at or obj.deleted_at:
+            return mark_safe('<span class="cm-badge bad cm-erased">erased</span>')
+        return obj.title or "—"
 
     def can_export(self, request: HttpRequest) -> bool:
         """Whether the pages offer an export (the compliance app's admin says yes)."""
@@ -91,7 +123,7 @@ class ThreadAdmin(ViewOnlyAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(ViewOnlyAdmin):
+class MessageAdmin(MessageBodyHooks, ViewOnlyAdmin):
     """Messages, searchable by content for staff who may view messages (searches are audited)."""
 
     list_display = ["public_id", "thread_link", "role", "preview", "token_count", "created_at"]

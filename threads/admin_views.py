@@ -13,6 +13,7 @@ Every page that shows message content writes an audit event naming the staff mem
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.http import (
@@ -26,7 +27,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from auditlog.events import thread_view_record
-from threads import selectors
+from threads import admin_display, selectors
 from threads.models import Message, Role, Thread
 
 PAGE_SIZE = 40
@@ -51,6 +52,8 @@ class NodeView:
     replaced: selectors.SiblingNode | None
     edited_by: list[selectors.SiblingNode]
     is_active_leaf: bool
+    # How the body reads: parts, tool calls with their results (``threads.admin_display``).
+    turn: admin_display.Turn = field(default_factory=admin_display.Turn)
     # What apps above threads attach (compaction: the memos ending at this message).
     memos: list[Any] = field(default_factory=list)
 
@@ -76,6 +79,9 @@ def _visible_node(thread: Thread, public_id: str | None) -> Message | None:
 def _node_views(
     thread: Thread, page: list[Message], groups: dict[int, list[selectors.SiblingNode]]
 ) -> list[NodeView]:
+    # A tool result at a fork keeps its own place (and switcher); the others go under their call.
+    nest = [m.pk for m in page if m.role == Role.TOOL and len(groups[m.parent_id]) == 1]
+    turns = admin_display.turns(page, nest=nest)
     views = []
     for message in page:
         siblings = groups[message.parent_id]
@@ -93,9 +99,18 @@ def _node_views(
                 replaced=by_id.get(message.edits_id) if message.edits_id else None,
                 edited_by=[s for s in siblings if s.edits_id == message.id],
                 is_active_leaf=message.pk == thread.active_leaf_id,
+                turn=turns[message.pk],
             )
         )
     return views
+
+
+def body_context(model_admin: ModelAdmin, thread: Thread) -> dict[str, Any]:
+    """What every message body on a page needs (``admin/threads/message/body.html``)."""
+    return {
+        "elided": model_admin.elided_in_latest_input(thread),
+        "thumbnails": settings.CONVMEM_ADMIN_IMAGE_THUMBNAILS,
+    }
 
 
 def conversation_view(
@@ -148,8 +163,8 @@ def conversation_view(
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
-        "title": f"Thread {thread.public_id}",
-        "subtitle": thread.title,
+        **body_context(model_admin, thread),
+        "title": thread_title(thread),
         "thread": thread,
         "nodes": nodes,
         "leaf": leaf,
@@ -173,14 +188,18 @@ def branch_fragment_view(
     ids = selectors.branch_descent(thread=thread, start=start, limit=BRANCH_PREVIEW + 1)
     shown = ids[:BRANCH_PREVIEW]
     messages = Message.objects.in_bulk(shown)
+    ordered = [messages[i] for i in shown]
+    # The branch follows one path down, so each tool result goes under its call.
+    turns = admin_display.turns(ordered, nest=[m.pk for m in ordered if m.role == Role.TOOL])
     thread_view_record(user=request.user, thread=thread, what=f"branch {start.public_id}")
     context = {
         **model_admin.admin_site.each_context(request),
+        **body_context(model_admin, thread),
         "opts": model_admin.model._meta,
-        "title": f"Branch from {start.public_id}",
+        "title": "A side branch",
         "thread": thread,
         "start": start,
-        "messages": [messages[i] for i in shown],
+        "messages": [(m, turns[m.pk]) for m in ordered],
         "more": len(ids) > BRANCH_PREVIEW,
         "open_url": thread_url(thread, branch=start.public_id),
         "has_view_permission": True,
@@ -210,14 +229,17 @@ def message_lineage_view(
             pk=message.edits_id
         )
     summaries = model_admin.memos_covering(message)
+    turns = admin_display.turns([*ancestors, message])
     thread_view_record(user=request.user, thread=thread, what=f"message {message.public_id}")
     context = {
         **model_admin.admin_site.each_context(request),
+        **body_context(model_admin, thread),
         "opts": model_admin.model._meta,
-        "title": f"Message {message.public_id}",
+        "title": admin_display.ROLE_TITLES.get(message.role, "A message"),
         "message": message,
         "thread": thread,
-        "ancestors": ancestors,
+        "ancestors": [(a, turns[a.pk]) for a in ancestors],
+        "turn": turns[message.pk],
         "more_ancestors": len(ancestors) == LINEAGE_ANCESTORS and ancestors[0].depth > 1,
         "edits": edits,
         "edited_by": [s for s in siblings if s.edits_id == message.pk],
@@ -229,6 +251,13 @@ def message_lineage_view(
         "has_view_permission": True,
     }
     return TemplateResponse(request, "admin/threads/message/lineage.html", context)
+
+
+def thread_title(thread: Thread) -> str:
+    """The page title: the thread's title, or who it belongs to when it has none (or was erased)."""
+    if thread.erased_at or thread.deleted_at:
+        return "Erased conversation"
+    return thread.title or f"Conversation of {thread.user_ref}"
 
 
 def require_view(model_admin: ModelAdmin, request: HttpRequest) -> None:

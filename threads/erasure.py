@@ -63,8 +63,11 @@ def erased_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def thread_details_erase(thread: Thread) -> None:
-    """The thread's own personal data: its title, metadata and system prompts."""
-    Thread.objects.filter(pk=thread.pk).update(title="", metadata={}, system_prompt=None)
+    """The thread's own personal data: its title, metadata and system prompts; the thread is
+    marked erased."""
+    Thread.objects.filter(pk=thread.pk).update(
+        title="", metadata={}, system_prompt=None, erased_at=timezone.now()
+    )
     SystemPrompt.objects.filter(thread=thread).delete()
 
 

@@ -47,6 +47,9 @@ class Thread(models.Model):
     # Set by a self-service DELETE: the content is erased (tombstones stay for the audit trail
     # and the proof), and the API answers 404 for the thread from then on.
     deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Set when a whole-thread erasure (a deletion request or a DELETE) cleared the thread: staff
+    # pages mark it, rather than show an untitled thread of "[erased]" messages as a live one.
+    erased_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -14,6 +14,7 @@ from compaction.context import RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord, Summary
 from compaction.services import summary_write
 from convmem.demo import CONVERSATION
+from convmem.models import ModelProfile
 from convmem.tokens import count_tokens
 from tests.conftest import SYSTEM, TenantKit, make_thread
 from threads import services
@@ -184,3 +185,88 @@ def write_embellished(summary: Summary) -> None:
 @pytest.fixture
 def memo_thread(acme: TenantKit) -> MemoThread:
     return build_memo_thread(acme, write=write_embellished)
+
+
+@dataclass
+class AgentThread:
+    """An agent conversation: a question with an image and a file, tool calls with their
+    results (the first bulky one elided from the latest model input), and answers."""
+
+    thread: Thread
+    question: Message
+    calls: Message
+    order_result: Message
+    bulky_result: Message
+    answer: Message
+    assembly: AssemblyRecord
+
+
+ORDER_ARGUMENTS = '{"id": "ORD-1234", "include": ["items", "shipping"]}'
+IMAGE_URL = "https://images.example.com/parcels/ORD-1234-damaged.jpg"
+FILLER = "We compared the carriers, the packaging and the insurance terms once more. " * 3
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def build_agent_thread(tenant_kit: TenantKit, *, user_ref: str = "user-agent") -> AgentThread:
+    """Built through the real services; the profile elides tool results over 100 tokens, and a
+    model input is assembled in a window that needs the elision."""
+    profile = ModelProfile.objects.create(
+        tenant=tenant_kit.tenant, name="agent", tool_result_elide_tokens=100
+    )
+    thread = services.thread_create(
+        tenant=tenant_kit.tenant,
+        actor=SYSTEM,
+        user_ref=user_ref,
+        title="Damaged parcel",
+        profile=profile,
+    )
+
+    def say(role: str, content: object, **fields: object) -> Message:
+        return services.message_append(
+            thread=thread, actor=SYSTEM, role=role, content=content, **fields
+        )
+
+    question = say(
+        "user",
+        [
+            {"type": "text", "text": "My parcel ORD-1234 arrived damaged, photo attached."},
+            {"type": "image_url", "image_url": {"url": IMAGE_URL, "detail": "low"}},
+            {"type": "file", "file": {"file_id": "file-receipt-1234"}},
+        ],
+    )
+    calls = say(
+        "assistant",
+        "",
+        tool_calls=[
+            _call("call_order", "get_order", ORDER_ARGUMENTS),
+            _call("call_log", "carrier_log", '{"tracking": "DHL-99812"}'),
+        ],
+    )
+    order_result = say(
+        "tool",
+        '{"id": "ORD-1234", "status": "delivered", "total": "649.00 EUR"}',
+        tool_call_id="call_order",
+    )
+    scan = '{"at": "2026-11-0%d 10:00", "where": "Leipzig hub", "event": "scanned"}'
+    log = "[" + ", ".join(scan % (day % 9 + 1) for day in range(25)) + "]"
+    bulky_result = say("tool", log, tool_call_id="call_log")
+    answer = say("assistant", f"The parcel was delivered damaged; I opened a claim. {FILLER}")
+    for index in range(3):
+        say("user", f"Follow-up {index}: when will the replacement ship? {FILLER}")
+        say("assistant", "", tool_calls=[_call(f"c{index}", "carrier_log", "{}")])
+        say("tool", log, tool_call_id=f"c{index}")
+        say("assistant", f"It ships on Monday. {FILLER}")
+    thread = Thread.objects.select_related("profile", "active_leaf").get(pk=thread.pk)
+    assembly = context_assemble(
+        thread=thread, actor=SYSTEM, window_tokens=2500, reserve_tokens=200
+    ).record
+    assert bulky_result.public_id in assembly.plan["elided"], assembly.plan
+    return AgentThread(thread, question, calls, order_result, bulky_result, answer, assembly)
+
+
+@pytest.fixture
+def agent_thread(acme: TenantKit) -> AgentThread:
+    return build_agent_thread(acme)

@@ -24,7 +24,8 @@ def test_it_lists_the_items_in_order(support: Client, memo_thread: MemoThread):
     assert items[0].content == "You are the support agent of a furniture shop."
     assert items[2].content == "Lost parcels: refund or resend."
     html = response.content.decode()
-    assert f"covers {memo_thread.summary.first.public_id}" in html
+    memo = memo_thread.summary
+    assert f"stands for {len(memo.covered_ids)} messages" in html
     assert "kb:lost-parcels" in html
     assert AuditEvent.objects.filter(action="thread.viewed", actor_id="sam-support").exists()
 
@@ -67,7 +68,20 @@ def test_it_shows_what_the_curator_decided(support: Client, memo_thread: MemoThr
     assert plan.dropped_count == 0
     html = response.content.decode()
     assert 'id="decisions"' in html
-    assert "read before the recent turns" in html
+    # One sentence that agrees with the memo's own range: how many messages it stands for, how
+    # many of them this input leaves out, and how many it also shows verbatim.
+    memo = plan.memo
+    assert memo is not None
+    shown = {v.item["id"] for v in response.context["items"] if v.item["kind"] == "message"}
+    also = len(shown.intersection(memo.covered_ids))
+    assert plan.memo_also_verbatim == also
+    decided = " ".join(html.split('id="memo-status"')[1].split("</dd>")[0].split())
+    assert f"The memo stands for {len(memo.covered_ids)} messages" in decided
+    if also:
+        assert f"in place of the {len(memo.covered_ids) - also} of them" in decided
+        assert f"the other {also} are also among the recent turns" in decided
+    else:
+        assert "in place of all of them" in decided
 
 
 def test_it_lists_dropped_messages_and_the_memo_asked_for(support: Client, acme):

@@ -125,6 +125,62 @@ def test_reject_needs_a_reason(compliance: Client, request_for: DeletionRequest)
         "rejected",
         "Not the requester's data.",
     )
+    html = compliance.get(review_url(request_for)).content.decode()
+    assert 'Reason for rejecting</dt><dd id="rejection-reason">Not the requester' in html
+
+
+def test_an_approval_note_is_kept_and_shown_and_the_trail_says_yes(
+    compliance: Client, request_for: DeletionRequest
+):
+    html = compliance.get(review_url(request_for)).content.decode()
+    # The reason box belongs to Reject (and is required there), the note to Approve.
+    reject = html.split('id="reject-form"')[1].split("</form>")[0]
+    approve = html.split('id="approve-form"')[1].split("</form>")[0]
+    assert 'name="reason"' in reject
+    assert "required" in reject
+    assert 'name="note"' in approve
+    assert 'name="reason"' not in approve
+
+    step(compliance, request_for, "approve", note="Identity checked by phone.")
+
+    request_for.refresh_from_db()
+    assert request_for.approval_note == "Identity checked by phone."
+    html = compliance.get(review_url(request_for)).content.decode()
+    assert '<dd id="approval-note">Identity checked by phone.</dd>' in html
+    trail = html[html.index('id="trail"') :]
+    assert "<dt>Approval note given</dt><dd>yes</dd>" in trail
+    assert "True" not in trail
+    event = AuditEvent.objects.get(action="deletion_request.approved")
+    assert "Identity" not in str(event.details)  # the note stays on the request
+
+
+def test_after_execution_what_is_left_agrees_with_the_proof(
+    compliance: Client, request_for: DeletionRequest, branched: Branched
+):
+    step(compliance, request_for, "approve")
+    step(compliance, request_for, "execute")
+    deletion_request_perform(request_id=request_for.pk)
+
+    html = compliance.get(review_url(request_for)).content.decode()
+
+    left = html[html.index('id="footprint"') : html.index('id="proof"')]
+    assert "What is left now" in left
+    for counter in ("left-messages", "left-memos", "left-snapshots"):
+        assert f'id="{counter}">0<' in left
+    # Stored API responses: counted once, by the proof (content removed), not as data left.
+    assert "Stored API responses" not in left.split("</table>")[0]
+    assert 'class="cm-badge bad cm-erased">erased</span>' in left
+    branched.thread.refresh_from_db()
+    assert branched.thread.erased_at is not None
+    listing = compliance.get(reverse("admin:threads_thread_changelist")).content.decode()
+    assert 'cm-erased">erased</span>' in listing
+    erased = compliance.get(reverse("admin:threads_thread_changelist"), {"erased": "yes"})
+    assert [t.pk for t in erased.context["cl"].result_list] == [branched.thread.pk]
+    page = compliance.get(
+        reverse("admin:threads_thread_change", args=[branched.thread.public_id])
+    ).content.decode()
+    assert 'id="erased-banner"' in page
+    assert "<title>Erased conversation" in page
 
 
 def test_a_legal_hold_is_shown_and_blocks_execution(

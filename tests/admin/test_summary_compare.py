@@ -54,7 +54,11 @@ def test_it_highlights_facts_found_missing_and_unsupported(
     assert marks(originals, "missing")
     assert not marks(originals, "unsupported")
     assert not marks(memo, "missing")
-    assert "chain depth" in html.lower()
+    summary = response.context["summary"]
+    stands_for = html.split('id="memo-range"')[1].split("</p>")[0]
+    assert f"This memo stands for the {len(summary.covered_ids)} messages" in stands_for
+    size = html.split('id="memo-size"')[1].split("</dd>")[0]
+    assert f"{summary.token_count} tokens, of at most {summary.max_tokens}" in size
 
 
 def test_viewing_a_memo_is_audited(support: Client, memo_thread: MemoThread):
@@ -76,6 +80,14 @@ def test_originals_are_paged(
 
     assert [m.public_id for m, _ in first.context["originals"]] == covered[:3]
     assert [m.public_id for m, _ in second.context["originals"]] == covered[3:6]
+    # The pager sits above the originals and below them, both saying where one is.
+    html = second.content.decode()
+    pages = -(-len(covered) // 3)
+    for where in ("top", "bottom"):
+        pager = html.split(f'id="originals-pager-{where}"')[1].split("</p>")[0]
+        assert f"page 2 of {pages}" in pager
+        assert "?page=1" in pager
+        assert "?page=3" in pager
 
 
 def test_mark_stale_goes_through_the_invalidation_service(support: Client, memo_thread: MemoThread):

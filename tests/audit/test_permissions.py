@@ -11,6 +11,8 @@ READ = {
     "compaction.view_assemblyrecord",
     # Regenerate a memo or mark it stale from its compare page (never the messages).
     "compaction.change_summary",
+    # The usage and cost page (audit.migrations.0003_view_usage_for_staff_groups).
+    "usage.view_usagereport",
 }
 COMPLIANCE_ONLY = {
     "audit.export_history",

@@ -36,19 +36,20 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 
 @pytest.fixture
 def staff_groups(transactional_db: None) -> None:
-    """The Support and Compliance groups, as the audit migration defines them.
+    """The Support and Compliance groups, as the audit migrations define them.
 
     The flush after every transactional test removes what migrations created (and other
     modules' flushes re-create content types and permissions with new ids, so a serialized
     rollback cannot restore them), so each test makes them again from the migration's table.
     """
-    migration = importlib.import_module("audit.migrations.0002_permission_groups")
-    for name, wanted in migration.GROUPS.items():
+    groups = importlib.import_module("audit.migrations.0002_permission_groups").GROUPS
+    usage = importlib.import_module("audit.migrations.0003_view_usage_for_staff_groups").GRANTS
+    for name, wanted in groups.items():
         group, _ = Group.objects.get_or_create(name=name)
         group.permissions.set(
             [
                 Permission.objects.get(content_type__app_label=app_label, codename=codename)
-                for app_label, codename in wanted
+                for app_label, codename in [*wanted, *usage.get(name, [])]
             ]
         )
 

@@ -73,7 +73,7 @@ def test_support_switches_the_shown_branch(live_server, open_page: OpenPage, acm
     edited = article(page, branched.u2b.public_id)
     expect(edited.locator(".cm-position")).to_have_text("2 / 2")
     expect(edited.locator(".cm-replaced")).to_contain_text("Can I get a refund")
-    expect(article(page, branched.a2c.public_id)).to_contain_text("active leaf")
+    expect(article(page, branched.a2c.public_id)).to_contain_text("latest of the current branch")
     screenshot(page, "thread-active-branch")
 
     edited.locator("a.cm-prev").click()
@@ -156,7 +156,7 @@ def test_support_compares_a_memo_with_its_originals(
     }
     assert colours["found"] != colours["missing"]
     expect(page.locator("#summary-status")).to_have_text("ready")
-    expect(page.locator("#scores")).to_contain_text("fact recall")
+    expect(page.locator("#memo-range")).to_contain_text("This memo stands for the")
     gauge = page.locator(".cm-gauge meter").first
     expect(gauge).to_be_visible()
     # Whole-range scores: the first gauge is the recall of the facts mentioned last.
@@ -185,12 +185,17 @@ def test_compliance_walks_a_deletion_request_to_its_proof(
     page.click(f"text={request.public_id}")
     expect(page.locator("#deletion-status")).to_have_text("received")
     expect(page.locator("#footprint")).to_contain_text("Messages")
+    # Each box beside the step it belongs to: a note on approving, a reason on rejecting.
+    expect(page.locator("#approve-form")).to_contain_text("Note for the record (optional)")
+    expect(page.locator("#reject-form")).to_contain_text("Reason for the requester (required)")
     expect(page.locator("#no-hold")).to_be_visible()
     assert page.locator("#execute").count() == 0  # approval comes first
     screenshot(page, "deletion-review")
 
+    page.fill("#approve-note", "Checked the account is closed.")
     page.click("#approve")
     expect(page.locator("#deletion-status")).to_have_text("approved")
+    expect(page.locator("#approval-note")).to_have_text("Checked the account is closed.")
     screenshot(page, "deletion-approved")
 
     page.click("#execute")  # the real worker runs audit.execute_deletion_request
@@ -198,6 +203,11 @@ def test_compliance_walks_a_deletion_request_to_its_proof(
     expect(page.locator("#proof")).to_be_visible(timeout=60_000)  # the page refreshes itself
     expect(page.locator("#deletion-status")).to_have_text("executed")
     expect(page.locator("#proof-counts")).to_contain_text("Assembly snapshots")
+    # What is left agrees with the proof: nothing holding content, erased threads marked.
+    for left in ("#left-messages", "#left-memos", "#left-snapshots"):
+        expect(page.locator(left)).to_have_text("0")
+    expect(page.locator("#footprint .cm-erased").first).to_be_visible()
+    expect(page.locator("#trail")).not_to_contain_text("True")
     screenshot(page, "deletion-proof")
 
 

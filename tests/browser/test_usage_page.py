@@ -44,8 +44,15 @@ def test_the_usage_chart(live_server, open_page: Callable[[], Page], acme: Tenan
     peak = page.locator('#usage-chart rect[data-period="2026-03-05"]')
     quiet = page.locator('#usage-chart rect[data-period="2026-03-02"]')
     assert float(peak.get_attribute("height")) > float(quiet.get_attribute("height")) > 0
-    expect(page.locator("#total-cost")).to_have_text("5.000000")
+    expect(page.locator("#total-cost")).to_have_text("USD 5.00")
     expect(page.locator("#usage-top-users")).to_contain_text("alice")
+    # Axes with values: round ticks on the y axis, dates below, each day's cost on its bar.
+    expect(page.locator("#y-axis text.cm-tick")).to_have_text(
+        ["0.00", "1.00", "2.00", "3.00", "4.00"]
+    )
+    expect(page.locator("#x-axis text.cm-tick").first).to_have_text("2026-03-01")
+    expect(page.locator('#bar-values text[data-period="2026-03-05"]')).to_have_text("4.00")
+    expect(page.locator("#y-axis")).to_contain_text("USD")
     box = page.locator("#usage-chart").bounding_box()
     assert box is not None
     assert box["width"] > 400
@@ -53,5 +60,5 @@ def test_the_usage_chart(live_server, open_page: Callable[[], Page], acme: Tenan
 
     page.click("#usage-top-users >> text=bob")
     expect(page.locator("#id_user_ref")).to_have_value("bob")
-    expect(page.locator("#total-cost")).to_have_text("1.000000")
+    expect(page.locator("#total-cost")).to_have_text("USD 1.00")
     assert outside == []
