@@ -42,7 +42,7 @@ from django.utils import timezone
 from auditlog.events import Actor, audit_event_record
 from compaction import selectors
 from compaction.backends import BackendError, MemoDraft, SummarizerBackend, get_backend
-from compaction.curator import Turn, segment_end, split_units
+from compaction.curator import Turn, next_segment
 from compaction.evals import score_memo, score_memo_over_range
 from compaction.memo_input import fit_sources, input_budget, memo_sources
 from compaction.models import Summary
@@ -420,8 +420,8 @@ def summary_score(*, summary_id: int) -> Summary | None:
 
 
 def _continue_chain(summary: Summary, profile: EffectiveProfile) -> Summary | None:
-    """Request the next segment after ``summary`` toward its goal (segments sized as the
-    curator sizes them), or None when the goal is no longer on this path."""
+    """Request the next segment after ``summary`` toward its goal (sized by the curator's own
+    ``next_segment``), or None when the goal is no longer on this path."""
     goal, last = summary.goal, summary.last
     count = goal.depth - last.depth
     rows = selectors.range_rows(
@@ -429,15 +429,8 @@ def _continue_chain(summary: Summary, profile: EffectiveProfile) -> Summary | No
     )
     if count < 1 or len(rows) != count or rows[0].parent_id != last.pk:
         return None
-    turns = [
-        Turn(row.id, row.role, row.token_count, calls_tools=bool(row.tool_calls)) for row in rows
-    ]
-    units = split_units(turns)
-    overhead = profile.policy.message_overhead
-    costs = [
-        sum(turns[i].tokens + overhead for i in range(unit.start, unit.end + 1)) for unit in units
-    ]
-    end = units[segment_end(costs, profile.policy.segment_tokens)].end
+    turns = [Turn(row.id, row.role, row.token_count) for row in rows]
+    end = next_segment(turns, profile.policy)
     return summary_request(
         thread=summary.thread,
         actor=MEMO_WRITER,
