@@ -224,9 +224,6 @@ CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
 CONVMEM_OPENAI_CONTEXT_TOKENS = env.int("CONVMEM_OPENAI_CONTEXT_TOKENS", default=8192)
 CONVMEM_EMBEDDED_CONTEXT_TOKENS = env.int("CONVMEM_EMBEDDED_CONTEXT_TOKENS", default=16384)
 CONVMEM_SUMMARIZER_CONTEXT_TOKENS = env.int("CONVMEM_SUMMARIZER_CONTEXT_TOKENS", default=16384)
-# A written memo is scored against the range it stands for, at most this many messages of it
-# (the newest), so scoring stays bounded however long a conversation grows.
-CONVMEM_MEMO_SCORE_MAX_MESSAGES = env.int("CONVMEM_MEMO_SCORE_MAX_MESSAGES", default=2000)
 # The memo page warns when a memo's recall (of the facts mentioned last in its range) is below.
 CONVMEM_MEMO_LOW_RECALL = env.float("CONVMEM_MEMO_LOW_RECALL", default=0.2)
 
