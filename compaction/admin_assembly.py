@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 from auditlog.events import thread_view_record
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.replay import assembly_replay
+from compaction.selectors import inputs_losing_the_middle
 from threads.models import Message
 
 BAR_SECTIONS = [
@@ -169,8 +170,21 @@ def assembly_view(
     return TemplateResponse(request, "admin/compaction/assemblyrecord/assembly.html", context)
 
 
+# The changelist's gauge looks at this many of the newest model inputs.
+LOST_MIDDLE_INPUTS = 1000
+
+
 class AssemblyAdminMixin:
-    """For ``AssemblyRecordAdmin``: the change page shows the model input and its budget."""
+    """For ``AssemblyRecordAdmin``: the change page shows the model input and its budget; the
+    list, how many recent inputs lost the middle (memos falling behind: see README, queues)."""
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        lost = inputs_losing_the_middle(newest=LOST_MIDDLE_INPUTS)
+        return super().changelist_view(  # type: ignore[misc]
+            request, {**(extra_context or {}), "lost_middle": lost}
+        )
 
     def change_view(
         self,
