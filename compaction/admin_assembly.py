@@ -115,6 +115,7 @@ class PlanView:
     elided: list[Message]
     requested: dict[str, Any] | None
     requested_now: Summary | None
+    memo_lag: dict[str, Any] | None
 
     @property
     def more_dropped(self) -> int:
@@ -142,6 +143,7 @@ def _plan_view(assembly: AssemblyRecord) -> PlanView | None:
         requested_now=(
             Summary.objects.filter(public_id=requested["summary_id"]).first() if requested else None
         ),
+        memo_lag=plan.get("memo_lag"),
     )
 
 

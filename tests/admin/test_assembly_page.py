@@ -87,6 +87,8 @@ def test_it_lists_dropped_messages_and_the_memo_asked_for(support: Client, acme)
     assert r.data["sections"]["dropped"][0] in html
     assert r.data["pending_memo"]["summary_id"] in html
     assert "being written; not shown yet" in html
+    assert plan.memo_lag["turns"] == len(r.data["sections"]["dropped"])  # no memo yet: all lost
+    assert "newer than the memo shown were left out" in html
 
 
 def test_the_list_counts_recent_inputs_that_lost_the_middle(support: Client, acme):
