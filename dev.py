@@ -160,6 +160,9 @@ def serve(port: str) -> int:
             "convmem",
             "worker",
             "-B",
+            # Every queue (convmem.settings.CELERY_QUEUE_NAMES): one worker does all the work.
+            "--queues",
+            "memos,bulk,erasure,celery",
             "--loglevel=INFO",
             "--concurrency=2",
         ],

@@ -131,9 +131,7 @@ def curator_vs_select(thread: object) -> tuple[float, float, int]:
     summaries = selectors.summaries_ending_on(thread=thread, message_ids=[r.id for r in rows])
     path = [Turn(r.id, r.role, r.token_count) for r in rows]
     memos = [
-        Memo(s.id, s.first_id, s.last_id, s.token_count, s.chain_depth)
-        for s in summaries
-        if s.status == "ready"
+        Memo(s.id, s.first_id, s.last_id, s.token_count) for s in summaries if s.status == "ready"
     ]
     head = None
     if rows[0].depth != 1:

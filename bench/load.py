@@ -107,6 +107,8 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
                 "convmem",
                 "worker",
                 "--beat",
+                "--queues",
+                "memos,bulk,erasure,celery",
                 "--concurrency",
                 "2",
                 "--loglevel",

@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from auditlog.events import thread_view_record
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.replay import assembly_replay
+from compaction.selectors import inputs_losing_the_middle
 from threads import admin_display
 from threads.models import Message
 
@@ -117,6 +118,7 @@ class PlanView:
     elided: list[Message]
     requested: dict[str, Any] | None
     requested_now: Summary | None
+    memo_lag: dict[str, Any] | None
     # The memo shown, and how many of the messages it stands for the input also shows verbatim.
     memo: Summary | None = None
     memo_also_verbatim: int = 0
@@ -163,6 +165,7 @@ def _plan_view(assembly: AssemblyRecord, items: list[ItemView]) -> PlanView | No
         requested_now=(
             Summary.objects.filter(public_id=requested["summary_id"]).first() if requested else None
         ),
+        memo_lag=plan.get("memo_lag"),
         memo=memo,
         memo_also_verbatim=also_verbatim,
     )
@@ -199,8 +202,21 @@ def assembly_view(
     return TemplateResponse(request, "admin/compaction/assemblyrecord/assembly.html", context)
 
 
+# The changelist's gauge looks at this many of the newest model inputs.
+LOST_MIDDLE_INPUTS = 1000
+
+
 class AssemblyAdminMixin:
-    """For ``AssemblyRecordAdmin``: the change page shows the model input and its budget."""
+    """For ``AssemblyRecordAdmin``: the change page shows the model input and its budget; the
+    list, how many recent inputs lost the middle (memos falling behind: see README, queues)."""
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        lost = inputs_losing_the_middle(newest=LOST_MIDDLE_INPUTS)
+        return super().changelist_view(  # type: ignore[misc]
+            request, {**(extra_context or {}), "lost_middle": lost}
+        )
 
     def change_view(
         self,

@@ -30,6 +30,7 @@ from compaction import services
 from compaction.fact_labels import fact_label
 from compaction.fact_spans import fact_spans
 from compaction.models import Summary
+from compaction.services import CARRIED_SCORER
 from convmem.admin_permissions import permission_needed
 from threads.models import Message
 
@@ -145,9 +146,11 @@ class RecallGauge:
 def recall_gauges(scores: dict[str, Any] | None) -> list[RecallGauge]:
     """The recall gauges of a memo's stored scores, the one warned about first.
 
-    Scores over the whole covered range (``score_memo_over_range``) give two: the key facts
-    mentioned last (open matters come up again, so these matter most) and all key facts of the
-    range (most of which a memo of a long range drops on purpose). Older scores give one.
+    Key-fact scores (``score_memo_over_range``) give two: the key facts mentioned last (open
+    matters come up again, so these matter most) and all key facts -- of what the memo carries
+    forward (the memo it extends and its segment: ``services.summary_score``), or, for memos
+    scored before that, of the whole range (most of which a memo of a long range drops on
+    purpose). The writer's own scores give one.
     """
     if not scores or "fact_recall" not in scores:
         return []
@@ -155,6 +158,23 @@ def recall_gauges(scores: dict[str, Any] | None) -> list[RecallGauge]:
         return [RecallGauge("recall", "Fact recall", scores["fact_recall"], "")]
     found, missing = scores.get("found_count", 0), scores.get("missing_count", 0)
     messages = scores.get("messages", 0)
+    if scores.get("scorer") == CARRIED_SCORER:
+        carried = "the memo it extends and " if scores.get("carried_from") else ""
+        segment = scores.get("segment_messages", messages)
+        return [
+            RecallGauge(
+                "recent",
+                "Facts mentioned last",
+                scores["recent_fact_recall"],
+                "key facts of the last quarter of what it carries forward",
+            ),
+            RecallGauge(
+                "range",
+                "All facts carried forward",
+                scores["fact_recall"],
+                f"{found} of {found + missing} key facts in {carried}{segment} new messages",
+            ),
+        ]
     return [
         RecallGauge(
             "recent",

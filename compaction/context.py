@@ -94,6 +94,7 @@ class Assembly:
     memo_status: str
     pending_memo: dict[str, Any] | None
     memo_error: dict[str, Any] | None
+    memo_lag: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ def _turn(row: selectors.StretchRow, profile: EffectiveProfile, uncalled: set[in
     if row.role == Role.TOOL and limit and row.token_count > limit:
         marker = elided_tool_result(message_id=row.public_id, tokens=row.token_count)
         elided = count_tokens(marker, profile.encoding)
-    return Turn(row.id, row.role, row.token_count, row.calls_tools, elided)
+    return Turn(row.id, row.role, row.token_count, elided)
 
 
 def _read(
@@ -253,7 +254,7 @@ def _plan(
     try:
         return curate(
             read.turns,
-            [Memo(s.id, s.first_id, s.last_id, s.token_count, s.chain_depth) for s in ready],
+            [Memo(s.id, s.first_id, s.last_id, s.token_count) for s in ready],
             budget,
             profile.policy,
             head=read.head,
@@ -383,6 +384,19 @@ def _backing_off(thread: Thread) -> selectors.FailedMemo | None:
     return failed
 
 
+def _memo_lag(plan: Plan, read: _Read) -> dict[str, Any]:
+    """What the input lost from the middle (``Plan.lost``): messages newer than the memo shown
+    that neither it nor the recent turns show, because the memo that would stand for them is
+    late or could not fit. Zero turns when nothing was lost."""
+    lost = [read.rows[i] for i in plan.lost]
+    return {
+        "turns": len(lost),
+        "tokens": sum(row.token_count for row in lost),
+        "first_id": lost[0].public_id if lost else None,
+        "last_id": lost[-1].public_id if lost else None,
+    }
+
+
 def _plan_record(
     plan: Plan,
     read: _Read,
@@ -404,6 +418,7 @@ def _plan_record(
         "covered": covered,
         "memo_status": memo_status,
         "memo_requested": _memo_section(requested, "pending") if requested else None,
+        "memo_lag": _memo_lag(plan, read),
     }
 
 
@@ -525,6 +540,7 @@ def _assemble(
             "summary_id": memo.public_id if memo else None,
             "recent": len(plan.recent),
             "dropped": len(plan.dropped),
+            "lost": len(plan.lost),
             "elided": len(plan.elided),
             "retrieved": len(items),
             "total_tokens": plan.tokens.total,
@@ -549,6 +565,7 @@ def _assemble(
         memo_status=memo_status,
         pending_memo=pending_section,
         memo_error=_memo_error(failed) if failed and not pending_memo else None,
+        memo_lag=_memo_lag(plan, read),
     )
 
 

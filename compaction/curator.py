@@ -21,17 +21,30 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
    the last ``min_recent_turns`` turns shown as a short marker): everything is shown so.
 3. Otherwise the window is split. A memo slot of ``memo_slot(available)`` tokens is set
    aside; the recent turns take the longest suffix of units that fits the rest (never fewer
-   than the last ``min_recent_turns`` turns, when those fit at all). In the slot goes the
+   than the last ``min_recent_turns`` turns, when those fit at all) -- or reach further
+   back, to just after a ready memo that fits ``available`` together with every turn after
+   it, when one does (the earliest such start). In the slot goes the
    ready memo that ends latest (at the end of a unit) before the current unit and fits the
    room the recent turns left, or, when the path
    has no ready memo at all, the task statement (the conversation's first turn, if it is a
    user turn). A memo may reach into the recent turns: it then stands for what precedes
    them and overlaps the rest, so no history between the two is lost. Turns that neither the
-   memo nor the recent turns show are dropped.
+   memo nor the recent turns show are dropped; those newer than the memo shown are
+   ``Plan.lost``.
 
-Because the slot depends only on the budget and the policy, a bigger window never shows fewer
-original turns than a smaller one: the recent suffix only grows with the window (whichever memo
-fits beside it), and the task statement only leaves the slot when it joins the recent turns.
+**A late memo does not lose the middle while the window can hold it.** When the memo that
+would stand for the turns before the recent ones is not written yet, the newest ready memo
+ends earlier and the turns between would be dropped. If some ready memo fits the window with
+every turn after it, the recent turns reach back to it instead (the slot's spare room and a
+smaller, older memo are spent on verbatim turns): nothing newer than the memo shown is
+dropped whenever the memo fits its slot, the turns after it fit beside it, and the last
+``min_recent_turns`` turns fit beside the slot (property-tested). Otherwise the loss is
+counted (``Plan.lost``) and the chain is extended (a request).
+
+Because the slot depends only on the budget and the policy, and the set of memos that fit with
+every turn after them only grows with the window, a bigger window never shows fewer original
+turns than a smaller one: the recent suffix only grows with the window (whichever memo fits
+beside it), and the task statement only leaves the slot when it joins the recent turns.
 
 **Memos are requested ahead of need** (see ``curate`` for the rule) as rolling state: each
 request extends the newest ready memo on the path with the next segment of turns, at most
@@ -41,10 +54,9 @@ following segments itself.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from math import floor
-from typing import Protocol
 
 VERSION = "curator/3"
 # Versions whose records can still be replayed (rendered from their stored items): curator/1
@@ -92,15 +104,13 @@ def _require_non_negative(**values: int) -> None:
 class Turn:
     """One message on the path; ``tokens`` is its stored count (no per-message overhead).
 
-    ``calls_tools``: an assistant turn with tool calls, which opens a unit. ``elided_tokens``:
-    for a bulky tool result, what its elided form (a marker) costs; None if it is never
-    elided.
+    ``elided_tokens``: for a bulky tool result, what its elided form (a marker) costs; None if
+    it is never elided.
     """
 
     id: int
     role: str
     tokens: int
-    calls_tools: bool = False
     elided_tokens: int | None = None
 
     def __post_init__(self) -> None:
@@ -122,10 +132,9 @@ class Memo:
     first_id: int
     last_id: int
     tokens: int
-    chain_depth: int
 
     def __post_init__(self) -> None:
-        _require_non_negative(tokens=self.tokens, chain_depth=self.chain_depth)
+        _require_non_negative(tokens=self.tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +237,9 @@ class Plan:
     (the task statement, when it is on the path), ``recent`` (a suffix of whole units ending
     with the current turn) and ``dropped`` partition the path, each in path order. The anchor
     may instead be the ``head`` turn, which is not on the path. ``elided`` lists the recent
-    tool results shown as a marker.
+    tool results shown as a marker. ``lost`` is the part of ``dropped`` newer than the memo
+    shown (all of it when no memo is shown): the middle of the conversation, which nothing
+    in the input stands for because the memo that would is late (or could not fit).
     """
 
     version: str
@@ -238,22 +249,9 @@ class Plan:
     recent: tuple[int, ...]
     dropped: tuple[int, ...]
     elided: tuple[int, ...]
+    lost: tuple[int, ...]
     request: MemoRequest | None
     tokens: Tokens
-
-
-class Curator(Protocol):
-    """The signature of a runnable curator."""
-
-    def __call__(
-        self,
-        path: Sequence[Turn],
-        memos: Sequence[Memo],
-        budget: Budget,
-        policy: Policy,
-        *,
-        head: Turn | None = None,
-    ) -> Plan: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,9 +401,9 @@ class _Layout:
 
     def split(self, memos: Sequence[Memo]) -> Plan:
         slot = memo_slot(self.available, self.policy)
-        recent_start = self._recent_start(self.available - slot)
-        left = self.available - self.cost_from(recent_start)
         placed = self.placed_memos(memos)
+        recent_start = min(self._recent_start(self.available - slot), self._lossless_start(placed))
+        left = self.available - self.cost_from(recent_start)
         # Any room the recent turns left may hold the memo (one written for a roomier request
         # may be bigger than this slot); the verbatim turns do not depend on which fits.
         memo = max(
@@ -429,6 +427,23 @@ class _Layout:
             if end in ends and start <= end:
                 placed.append((memo, start, end))
         return placed
+
+    def _lossless_start(self, placed: list[tuple[Memo, int, int]]) -> int:
+        """The earliest start of recent turns that directly follow a memo which, with every
+        turn after it, fits ``available``; past the path's end if none does.
+
+        This is what keeps a late memo from losing the middle: when the newest memo ends
+        before the recent turns the slot leaves room for, the recent turns reach back to the
+        end of a memo that fits beside them (spending the slot's spare room, and older, smaller
+        memos, on verbatim turns). Taking the earliest such start keeps the recent turns a
+        function that only grows with the window."""
+        overhead = self.policy.message_overhead
+        starts = [
+            end + 1
+            for memo, _, end in placed
+            if memo.tokens + overhead + self.cost_from(end + 1) <= self.available
+        ]
+        return min(starts, default=len(self.path))
 
     def cost_from(self, start: int) -> int:
         return self.span_cost(start, len(self.path) - 1, elide=True)
@@ -474,14 +489,17 @@ class _Layout:
             sections.anchor.tokens + self.policy.message_overhead if sections.anchor else 0
         )
         recent_cost = self.span_cost(sections.recent_start, len(path) - 1, elide=sections.elide)
+        dropped = [i for i in range(len(path)) if i not in shown]
+        memo_end = sections.memo_end if sections.memo else -1
         return Plan(
             version=VERSION,
             memo=sections.memo,
             covered=tuple(path[i].id for i in covered),
             anchor=(sections.anchor.id,) if sections.anchor else (),
             recent=tuple(path[i].id for i in recent),
-            dropped=tuple(turn.id for i, turn in enumerate(path) if i not in shown),
+            dropped=tuple(path[i].id for i in dropped),
             elided=tuple(path[i].id for i in recent if sections.elide and i in self.elidable),
+            lost=tuple(path[i].id for i in dropped if i > memo_end),
             request=None,
             tokens=_tokens(self.budget, memo_cost, anchor_cost, recent_cost),
         )
@@ -508,19 +526,7 @@ def _check_path(path: Sequence[Turn], head: Turn | None) -> None:
 
 def _with_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> Plan:
     request = _memo_request(plan, layout, memos)
-    if request is None:
-        return plan
-    return Plan(
-        version=plan.version,
-        memo=plan.memo,
-        covered=plan.covered,
-        anchor=plan.anchor,
-        recent=plan.recent,
-        dropped=plan.dropped,
-        elided=plan.elided,
-        request=request,
-        tokens=plan.tokens,
-    )
+    return plan if request is None else replace(plan, request=request)
 
 
 def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoRequest | None:
@@ -550,13 +556,13 @@ def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoReq
     )
     if not (lost or ahead):
         return None
-    last = segment_end(costs[: goal + 1], policy.segment_tokens)
     path = layout.path
-    new_ids = tuple(path[i].id for i in range(first_start, units[last].end + 1))
+    last = first_start + next_segment(path[first_start : units[goal].end + 1], policy)
+    new_ids = tuple(path[i].id for i in range(first_start, last + 1))
     return MemoRequest(
         first_id=base[0].first_id if base else path[first_start].id,
         segment_first_id=path[first_start].id,
-        last_id=path[units[last].end].id,
+        last_id=path[last].id,
         base_memo_id=base[0].id if base else None,
         new_ids=new_ids,
         goal_id=path[units[goal].end].id,
@@ -581,14 +587,34 @@ def _goal_index(
     return goal
 
 
-def segment_end(costs: Sequence[int], segment_tokens: int) -> int:
-    """The last index of the first segment of ``costs`` (unit costs in path order) that stays
-    within ``segment_tokens``; at least the first unit, however big (its writer trims it)."""
-    spent, end = costs[0], 0
-    while end + 1 < len(costs) and spent + costs[end + 1] <= segment_tokens:
-        end += 1
-        spent += costs[end]
+def next_segment(turns: Sequence[Turn], policy: Policy) -> int:
+    """Index into ``turns`` of the last turn of the next segment a memo writer reads.
+
+    ``turns`` are what the memo chain has yet to cover, in path order, starting at a unit's
+    start and outside the last ``min_recent_turns`` turns (so a bulky tool result counts at
+    its elided size when it has one). The segment is the longest run of whole units from the
+    start within ``policy.segment_tokens`` (each turn at its stored count plus the message
+    overhead), and at least the first unit, however big (its writer trims it). The curator's
+    requests and the memo writer's continuation of a chain (``compaction.services``) both
+    size segments with this one function.
+    """
+    units = split_units(turns)
+    overhead = policy.message_overhead
+    spent, end = 0, -1
+    for index, unit in enumerate(units):
+        cost = sum(
+            (turn.elided_tokens if _elidable(turn) else turn.tokens) + overhead
+            for turn in turns[unit.start : unit.end + 1]
+        )
+        if index > 0 and spent + cost > policy.segment_tokens:
+            break
+        spent += cost
+        end = unit.end
     return end
+
+
+def _elidable(turn: Turn) -> bool:
+    return turn.role == TOOL_ROLE and turn.elided_tokens is not None
 
 
 def _tokens(budget: Budget, memo: int, anchor: int, recent: int) -> Tokens:
@@ -604,18 +630,7 @@ def _tokens(budget: Budget, memo: int, anchor: int, recent: int) -> Tokens:
     )
 
 
-CURATORS: dict[str, Curator] = {VERSION: curate}
-
-
 def check_version_known(version: str) -> None:
     """Raise ``UnknownCuratorVersion`` unless records of ``version`` can be replayed."""
     if version not in KNOWN_VERSIONS:
         raise UnknownCuratorVersion(f"no curator known as {version!r}")
-
-
-def get_curator(version: str) -> Curator:
-    """Return the runnable curator ``version`` (``UnknownCuratorVersion`` if none)."""
-    try:
-        return CURATORS[version]
-    except KeyError:
-        raise UnknownCuratorVersion(f"no runnable curator {version!r}") from None

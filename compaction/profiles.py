@@ -12,22 +12,26 @@ from django.conf import settings
 
 from compaction.backends import summarizer_context_tokens
 from compaction.curator import Policy
+from compaction.memo_input import input_budget
 from convmem.errors import InvalidRequest
 from convmem.profiles import profile_setting
 from convmem.tokens import MESSAGE_OVERHEAD, UnknownEncoding, validate_encoding
 from threads.models import Thread
 
-# What a memo writer's prompt takes besides the previous memo and the segment: instructions
-# and per-message framing (see ``compaction.services`` for how the writer keeps to it).
-WRITER_PROMPT_ALLOWANCE = 512
 MIN_SEGMENT_TOKENS = 256
 
 
 def writer_segment_tokens(*, context_tokens: int, memo_max_tokens: int) -> int:
-    """How many tokens of new turns one memo request may cover: what the summarizer's context
-    holds after its output, the previous memo and the prompt's own text."""
-    spare = context_tokens - 2 * memo_max_tokens - WRITER_PROMPT_ALLOWANCE
-    return max(MIN_SEGMENT_TOKENS, spare)
+    """How many tokens of new turns one memo request may cover: the memo writer's own input
+    budget (``compaction.memo_input.input_budget``: the summarizer's context less the memo it
+    writes, the previous memo and the prompt's fixed text) with a previous memo as big as the
+    memo, so a segment the curator asks for fits the writer with the same allowance."""
+    budget = input_budget(
+        context_tokens=context_tokens,
+        max_tokens=memo_max_tokens,
+        previous_memo_tokens=memo_max_tokens,
+    )
+    return max(MIN_SEGMENT_TOKENS, budget)
 
 
 @dataclass(frozen=True)

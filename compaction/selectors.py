@@ -291,3 +291,26 @@ def assembly_of_thread_exists(thread: Thread, public_id: str) -> bool:
     """Whether ``public_id`` names an assembly of ``thread`` (threads asks, for an assistant turn
     that says which model input it answers)."""
     return AssemblyRecord.objects.filter(thread=thread, public_id=public_id).exists()
+
+
+@dataclass(frozen=True)
+class LostMiddle:
+    """Of the ``inputs`` newest model inputs, how many lost the middle of their conversation
+    (``memo_lag.turns`` > 0: messages newer than the memo shown were left out)."""
+
+    inputs: int
+    lost: int
+
+    @property
+    def share(self) -> float:
+        return self.lost / self.inputs if self.inputs else 0.0
+
+
+def inputs_losing_the_middle(*, newest: int) -> LostMiddle:
+    """How many of the ``newest`` assembly records lost the middle (two counts over the newest
+    ids; records made before ``memo_lag`` was recorded count as not losing it)."""
+    window = AssemblyRecord.objects.order_by("-id").values("pk")[:newest]
+    recent = AssemblyRecord.objects.filter(pk__in=window)
+    return LostMiddle(
+        inputs=recent.count(), lost=recent.filter(plan__memo_lag__turns__gt=0).count()
+    )

@@ -162,6 +162,17 @@ class MemoErrorSerializer(serializers.Serializer):
     retry_at = serializers.DateTimeField(help_text="When the curator asks for a memo again.")
 
 
+class MemoLagSerializer(serializers.Serializer):
+    turns = serializers.IntegerField(
+        help_text="Messages newer than the memo shown (all dropped ones when no memo is shown) "
+        "that the input leaves out: the middle of the conversation, lost because the memo "
+        "that would stand for it is late. 0 when nothing was lost."
+    )
+    tokens = serializers.IntegerField(help_text="Their stored token counts, summed.")
+    first_id = serializers.CharField(allow_null=True, help_text="The oldest one lost, or null.")
+    last_id = serializers.CharField(allow_null=True, help_text="The newest one lost, or null.")
+
+
 class ContextResponseSerializer(serializers.Serializer):
     assembly_id = serializers.CharField(
         help_text="Pass it when appending the model's answer (links the two)."
@@ -185,6 +196,10 @@ class ContextResponseSerializer(serializers.Serializer):
     )
     pending_memo = MemoSectionSerializer(allow_null=True)
     memo_error = MemoErrorSerializer(allow_null=True)
+    memo_lag = MemoLagSerializer(
+        help_text="What this input lost from the middle while the memo was late (the curator "
+        "avoids it whenever the window can hold a memo and every turn after it)."
+    )
 
 
 class SummarySerializer(serializers.ModelSerializer):
@@ -237,6 +252,7 @@ def context_body(assembly: Assembly) -> dict[str, Any]:
         "memo_status": assembly.memo_status,
         "pending_memo": assembly.pending_memo,
         "memo_error": assembly.memo_error,
+        "memo_lag": assembly.memo_lag,
     }
 
 

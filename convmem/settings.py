@@ -238,9 +238,6 @@ CONVMEM_OPENAI_TIMEOUT = env.float("CONVMEM_OPENAI_TIMEOUT", default=30.0)
 CONVMEM_OPENAI_CONTEXT_TOKENS = env.int("CONVMEM_OPENAI_CONTEXT_TOKENS", default=8192)
 CONVMEM_EMBEDDED_CONTEXT_TOKENS = env.int("CONVMEM_EMBEDDED_CONTEXT_TOKENS", default=16384)
 CONVMEM_SUMMARIZER_CONTEXT_TOKENS = env.int("CONVMEM_SUMMARIZER_CONTEXT_TOKENS", default=16384)
-# A written memo is scored against the range it stands for, at most this many messages of it
-# (the newest), so scoring stays bounded however long a conversation grows.
-CONVMEM_MEMO_SCORE_MAX_MESSAGES = env.int("CONVMEM_MEMO_SCORE_MAX_MESSAGES", default=2000)
 # The memo page warns when a memo's recall (of the facts mentioned last in its range) is below.
 CONVMEM_MEMO_LOW_RECALL = env.float("CONVMEM_MEMO_LOW_RECALL", default=0.2)
 # Staff pages show image parts as links; with this on they also show thumbnails, which the
@@ -340,6 +337,22 @@ else:
         "store_processed": False,
         "control_folder": str(BROKER_DIR / "control"),
     }
+# Background work is split by kind, each on its own queue, so a slow kind never delays a fast
+# one: memo writing (and its dispatcher) is what keeps model inputs whole; scoring and upkeep
+# are bulk work that may lag; erasure has deadlines of its own. Anything not routed goes to the
+# default queue. Run one worker per queue (or one for all, in development): see README.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "compaction.summary_write": {"queue": "memos"},
+    "compaction.dispatch_pending_memos": {"queue": "memos"},
+    "compaction.summary_score": {"queue": "bulk"},
+    "compaction.purge_assembly_snapshots": {"queue": "bulk"},
+    "audit.apply_retention": {"queue": "bulk"},
+    "threads.purge_idempotency_records": {"queue": "bulk"},
+    "audit.execute_deletion_request": {"queue": "erasure"},
+}
+# Every queue, for a worker that consumes them all (`celery worker -Q ...`).
+CELERY_QUEUE_NAMES = ("memos", "bulk", "erasure", CELERY_TASK_DEFAULT_QUEUE)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

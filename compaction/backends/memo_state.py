@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from convmem.tokens import count_tokens
 
@@ -345,7 +346,8 @@ def render_memo(state: MemoState, layout: Layout | None = None) -> str:
         lines += [f"- {key}: {state.cases[key].item}" for key in layout.items]
     shown = set(layout.open_cases) | layout.full_closed | set(layout.compact_closed)
     # A change is worth a line only while the memo still shows its case.
-    changes = [change for change in layout.changes if any(_names(change, key) for key in shown)]
+    keys = tuple(state.cases)
+    changes = [c for c in layout.changes if not _keys_named(c, keys).isdisjoint(shown)]
     if changes:
         lines.append(f"{CHANGED_HEADER} {'; '.join(changes)}")
     if state.focus in shown:
@@ -353,8 +355,14 @@ def render_memo(state: MemoState, layout: Layout | None = None) -> str:
     return "\n".join(lines)
 
 
-def _names(text: str, key: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text) is not None
+@lru_cache(maxsize=4096)
+def _keys_named(text: str, keys: tuple[str, ...]) -> frozenset[str]:
+    """The ``keys`` that ``text`` names (not inside a longer word or id). Cached: ``fit_memo``
+    renders a memo dozens of times with the same changes, and searching every change for
+    every key on each rendering was most of a memo write's time."""
+    return frozenset(
+        key for key in keys if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text)
+    )
 
 
 def full_layout(state: MemoState) -> Layout:

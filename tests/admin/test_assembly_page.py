@@ -101,3 +101,18 @@ def test_it_lists_dropped_messages_and_the_memo_asked_for(support: Client, acme)
     assert r.data["sections"]["dropped"][0] in html
     assert r.data["pending_memo"]["summary_id"] in html
     assert "being written; not shown yet" in html
+    assert plan.memo_lag["turns"] == len(r.data["sections"]["dropped"])  # no memo yet: all lost
+    assert "newer than the memo shown were left out" in html
+
+
+def test_the_list_counts_recent_inputs_that_lost_the_middle(support: Client, acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 40)
+    post_context(acme.client, thread, window_tokens=6000, reserve_tokens=100)  # it all fits
+    post_context(acme.client, thread, window_tokens=600, reserve_tokens=100)  # no memo yet
+
+    response = support.get(reverse("admin:compaction_assemblyrecord_changelist"))
+
+    lost = response.context["lost_middle"]
+    assert (lost.lost, lost.inputs) == (1, 2)
+    assert "1 of the newest 2" in response.content.decode()

@@ -210,3 +210,24 @@ def test_highlights_name_each_fact_in_words(support: Client, memo_thread: MemoTh
         fact, title = html.unescape(fact), html.unescape(title)
         assert title == f"{fact_label(fact)} \u2014 {admin_views._CLASS_WORDS[kind]}"
     assert any(title.startswith("Order number: ORD-48213") for _, _, title in highlights)
+
+
+def test_carried_scores_name_what_the_memo_was_judged_by(support: Client, memo_thread: MemoThread):
+    scores = {
+        **RANGE_SCORES,
+        "scorer": "carried/1",
+        "carried_from": "sum_base",
+        "segment_messages": 11,
+        "range_messages": 40,
+    }
+    summary = _with_scores(memo_thread, scores)
+
+    response = support.get(compare_url(summary))
+
+    html = response.content.decode()
+    assert [gauge.key for gauge in response.context["gauges"]] == ["recent", "range"]
+    assert re.search(
+        r'id="gauge-range">.*?4 of 10 key facts in the memo it extends and 11 new', html, re.S
+    )
+    assert "Scored against what the memo carries forward" in html
+    assert "the range holds 40 messages" in html

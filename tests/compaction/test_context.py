@@ -177,6 +177,38 @@ def test_an_older_record_replays_with_the_memo_header_it_was_made_with():
     assert new[0]["content"] == "Summary of earlier conversation:\nText."
 
 
+def test_an_input_that_loses_the_middle_says_so_in_memo_lag(acme):
+    """No memo is written yet (a late worker): the input shows the task statement and the
+    recent turns, and what lies between is lost -- counted in the response and the record.
+    Once the memo is written, nothing is lost."""
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+
+    late = post_context(acme.client, thread, **SMALL)
+
+    dropped = late.data["sections"]["dropped"]
+    assert late.data["memo_status"] == "pending"
+    assert dropped
+    lag = late.data["memo_lag"]
+    assert lag["turns"] == len(dropped)
+    assert (lag["first_id"], lag["last_id"]) == (dropped[0], dropped[-1])
+    counts = Message.objects.filter(public_id__in=dropped).values_list("token_count", flat=True)
+    assert lag["tokens"] == sum(counts)
+    record = AssemblyRecord.objects.get(public_id=late.data["assembly_id"])
+    assert record.plan["memo_lag"] == lag
+
+    compaction_services.summary_write(summary_id=Summary.objects.get(thread=thread).pk)
+    caught_up = post_context(acme.client, thread, **SMALL)
+
+    assert caught_up.data["memo_status"] == "ready"
+    assert caught_up.data["memo_lag"] == {
+        "turns": 0,
+        "tokens": 0,
+        "first_id": None,
+        "last_id": None,
+    }
+
+
 def test_next_context_uses_the_written_memo(acme):
     thread = make_thread(acme.tenant)
     grow(thread, 30)

@@ -23,7 +23,6 @@ from compaction.curator import (
     UnknownCuratorVersion,
     check_version_known,
     curate,
-    get_curator,
     memo_slot,
     split_units,
 )
@@ -42,7 +41,7 @@ def conversation(*tokens: int, first_id: int = 1) -> list[Turn]:
 
 
 def memo(memo_id: int, first_id: int, last_id: int, tokens: int = 50) -> Memo:
-    return Memo(id=memo_id, first_id=first_id, last_id=last_id, tokens=tokens, chain_depth=0)
+    return Memo(id=memo_id, first_id=first_id, last_id=last_id, tokens=tokens)
 
 
 # --- examples ---------------------------------------------------------------------------------
@@ -97,8 +96,44 @@ def test_a_memo_ending_before_the_recent_turns_leaves_a_gap_that_is_dropped() ->
 
     assert plan.memo == old
     assert plan.covered == (1, 2)
-    assert plan.dropped == (3, 4, 5)
+    assert plan.dropped == plan.lost == (3, 4, 5)  # newer than the memo: the middle is lost
     assert plan.request is not None  # history is being lost: the chain is extended
+
+
+def test_a_late_memo_that_fits_with_every_turn_after_it_loses_nothing() -> None:
+    """The memo that would end at turn 5 is not written yet: instead of the newest memo in the
+    slot and a gap before the recent turns, the recent turns reach back to the memo's end."""
+    path = conversation(*[100] * 10)
+    late = memo(7, first_id=1, last_id=4, tokens=50)
+
+    plan = curate(path, [late], Budget(window=800, reserve=100), PLAIN)
+
+    # the slot's recent turns (525 tokens) would start at turn 6; 50 + 600 fits 700
+    assert plan.memo == late
+    assert plan.recent == (5, 6, 7, 8, 9, 10)
+    assert plan.dropped == plan.lost == ()
+
+
+def test_an_older_smaller_memo_is_shown_when_the_newest_leaves_a_gap() -> None:
+    path = conversation(*[100] * 10)
+    newest_too_big = memo(9, first_id=1, last_id=5, tokens=300)
+    older = memo(8, first_id=1, last_id=4, tokens=90)
+
+    plan = curate(path, [newest_too_big, older], Budget(window=800, reserve=100), PLAIN)
+
+    assert plan.memo == older
+    assert plan.recent == (5, 6, 7, 8, 9, 10)
+    assert plan.lost == ()
+
+
+def test_without_a_memo_everything_dropped_is_lost() -> None:
+    path = conversation(60, *[100] * 9)
+
+    plan = curate(path, [], Budget(window=800, reserve=100), PLAIN)
+
+    assert plan.anchor == (1,)
+    assert plan.dropped
+    assert plan.lost == plan.dropped
 
 
 def test_the_memo_ending_latest_that_fits_beside_the_recent_turns_is_chosen() -> None:
@@ -144,7 +179,7 @@ def test_a_first_turn_that_is_not_from_the_user_is_not_an_anchor() -> None:
 def test_old_bulky_tool_results_are_elided_before_anything_is_dropped() -> None:
     path = [
         Turn(1, "user", 50),
-        Turn(2, "assistant", 20, calls_tools=True),
+        Turn(2, "assistant", 20),
         Turn(3, "tool", 3000, elided_tokens=30),
         Turn(4, "assistant", 50),
         *conversation(50, 50, 50, 50, first_id=5),
@@ -161,7 +196,7 @@ def test_old_bulky_tool_results_are_elided_before_anything_is_dropped() -> None:
 def test_a_tool_call_and_its_results_are_never_split() -> None:
     path = [
         *conversation(100, 100),
-        Turn(3, "assistant", 50, calls_tools=True),
+        Turn(3, "assistant", 50),
         Turn(4, "tool", 200),
         Turn(5, "tool", 200),
         Turn(6, "assistant", 100),
@@ -178,7 +213,7 @@ def test_a_tool_call_and_its_results_are_never_split() -> None:
 def test_the_current_unit_is_shown_whole_or_the_budget_is_too_small() -> None:
     path = [
         Turn(1, "user", 10),
-        Turn(2, "assistant", 10, calls_tools=True),
+        Turn(2, "assistant", 10),
         Turn(3, "tool", 400, elided_tokens=5),
     ]
 
@@ -265,21 +300,18 @@ def test_budget_too_small_names_retrieved_material_when_there_is_some() -> None:
         curate(conversation(100), [], Budget(window=400, reserve=100, retrieved=300), PLAIN)
 
 
-def test_older_versions_are_known_for_replay_but_only_the_current_one_runs() -> None:
-    assert get_curator(VERSION) is curate
+def test_older_versions_are_known_for_replay() -> None:
     for version in KNOWN_VERSIONS:
         check_version_known(version)
     with pytest.raises(UnknownCuratorVersion):
         check_version_known("curator/0")
-    with pytest.raises(UnknownCuratorVersion):
-        get_curator("curator/2")
 
 
 def test_units_keep_tool_results_with_their_call() -> None:
     path = [
         Turn(1, "tool", 5),
         Turn(2, "user", 5),
-        Turn(3, "assistant", 5, calls_tools=True),
+        Turn(3, "assistant", 5),
         Turn(4, "tool", 5),
         Turn(5, "tool", 5),
         Turn(6, "assistant", 5),
@@ -341,14 +373,14 @@ TOKENS = st.integers(0, 400)
 
 
 @st.composite
-def units(draw: st.DrawFn) -> list[tuple[str, int, bool, int | None]]:
-    """One unit as (role, tokens, calls_tools, elided_tokens) turns."""
+def units(draw: st.DrawFn) -> list[tuple[str, int, int | None]]:
+    """One unit as (role, tokens, elided_tokens) turns."""
     if draw(st.booleans()):
         role = draw(st.sampled_from(["user", "assistant", "system"]))
-        return [(role, draw(TOKENS), False, None)]
+        return [(role, draw(TOKENS), None)]
     results = draw(st.integers(1, 3))
-    return [("assistant", draw(TOKENS), True, None)] + [
-        ("tool", draw(st.integers(0, 2000)), False, draw(st.none() | st.integers(5, 40)))
+    return [("assistant", draw(TOKENS), None)] + [
+        ("tool", draw(st.integers(0, 2000)), draw(st.none() | st.integers(5, 40)))
         for _ in range(results)
     ]
 
@@ -360,12 +392,12 @@ def cases(draw: st.DrawFn) -> Case:
     )
     shape = draw(st.lists(units(), min_size=1, max_size=14))
     if head is not None and draw(st.booleans()):
-        shape.insert(0, [("tool", draw(TOKENS), False, None)])  # results whose call was cut off
+        shape.insert(0, [("tool", draw(TOKENS), None)])  # results whose call was cut off
         shape.append(draw(units()))  # the current unit is never an orphan
     flat = [turn for unit in shape for turn in unit]
     path = [
-        Turn(id=10 + index, role=role, tokens=tokens, calls_tools=calls, elided_tokens=elided)
-        for index, (role, tokens, calls, elided) in enumerate(flat)
+        Turn(id=10 + index, role=role, tokens=tokens, elided_tokens=elided)
+        for index, (role, tokens, elided) in enumerate(flat)
     ]
     ids = [turn.id for turn in path] + [1, 2]  # ids 1 and 2 lie before the path
     memo = st.builds(
@@ -374,7 +406,6 @@ def cases(draw: st.DrawFn) -> Case:
         first_id=st.sampled_from(ids),
         last_id=st.sampled_from(ids),
         tokens=st.integers(0, 700),
-        chain_depth=st.integers(0, 5),
     )
     budget = st.builds(
         Budget,
@@ -489,6 +520,68 @@ def test_the_memo_and_anchor_are_what_they_claim(case_plan: tuple[Case, Plan]) -
         assert task.role == "user"
 
 
+@given(plans())
+def test_lost_turns_are_the_dropped_ones_newer_than_the_memo_shown(
+    case_plan: tuple[Case, Plan],
+) -> None:
+    case, plan = case_plan
+    memo_end = case.index(plan.memo.last_id) if plan.memo else -1
+
+    assert plan.lost == tuple(i for i in plan.dropped if case.index(i) > memo_end)
+
+
+def _floor_start(case: Case) -> int:
+    """Where the units holding the last ``min_recent_turns`` turns start."""
+    wanted = max(0, len(case.path) - case.policy.min_recent_turns)
+    for unit in reversed(split_units(case.path)):
+        if unit.start <= wanted:
+            return unit.end + 1 if unit.orphan else unit.start
+    return 0
+
+
+def _cost_from(case: Case, start: int) -> int:
+    """The turns from ``start`` on at the cost the split shows them (old bulky tool results
+    outside the last turns elided)."""
+    floor = _floor_start(case)
+    elided = [
+        turn.id
+        for index, turn in enumerate(case.path)
+        if index < floor and turn.role == "tool" and turn.elided_tokens is not None
+    ]
+    return case.cost(case.path[start:], elided)
+
+
+@given(plans())
+@settings(max_examples=400)
+def test_a_late_memo_never_loses_the_middle_while_the_window_can_hold_it(
+    case_plan: tuple[Case, Plan],
+) -> None:
+    """Whenever some ready memo fits its slot, every turn after it fits beside it and the last
+    turns fit beside the slot, no turn newer than the memo shown is dropped."""
+    case, plan = case_plan
+    available = case.budget.available
+    slot = memo_slot(available, case.policy)
+    overhead = case.policy.message_overhead
+    units = split_units(case.path)
+    ends = {unit.end for unit in units[:-1]}
+    ids = [turn.id for turn in case.path]
+
+    def holds(memo: Memo) -> bool:
+        if memo.last_id not in ids or ids.index(memo.last_id) not in ends:
+            return False
+        end = ids.index(memo.last_id)
+        if memo.first_id in ids and ids.index(memo.first_id) > end:
+            return False
+        return (
+            memo.tokens + overhead <= slot
+            and memo.tokens + overhead + _cost_from(case, end + 1) <= available
+        )
+
+    if _cost_from(case, _floor_start(case)) <= available - slot and any(map(holds, case.memos)):
+        assert plan.lost == ()
+        assert plan.memo is not None or plan.dropped == ()
+
+
 @given(cases(), st.integers(1, 4000))
 @settings(max_examples=300)
 def test_a_bigger_window_never_shows_fewer_original_turns(case: Case, extra: int) -> None:
@@ -565,9 +658,7 @@ def test_a_growing_conversation_asks_for_few_memos_and_never_loses_history() -> 
             assert plan.dropped == ()
         if plan.request is not None:
             requests += 1
-            base = next((m for m in memos if m.id == plan.request.base_memo_id), None)
-            depth = base.chain_depth + 1 if base else 0
-            memos.append(Memo(requests, plan.request.first_id, plan.request.last_id, 250, depth))
+            memos.append(Memo(requests, plan.request.first_id, plan.request.last_id, 250))
 
     tokens = 400 * 84
     assert requests <= tokens / ((1 - policy.high_water) * budget.available) + 1

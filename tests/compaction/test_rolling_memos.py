@@ -221,25 +221,41 @@ def test_derived_summaries_include_every_memo_extending_one_that_covers_a_messag
     assert {s.pk for s in derived} == {m.pk for m in chain}
 
 
-def test_a_written_memo_is_scored_against_the_whole_range_it_stands_for(acme, settings):
+def test_a_written_memo_is_scored_against_what_it_carries_forward(acme, settings):
     settings.CONVMEM_EMBEDDED_CONTEXT_TOKENS = 2200
     thread = make_thread(acme.tenant)
     grow(thread, 60)
     post_context(acme.client, thread, window_tokens=2000, reserve_tokens=200)
-    last = write_all_pending(thread)[-1]
+    chain = write_all_pending(thread)
+    last = chain[-1]
     length = last.last.depth - last.first.depth + 1
-    assert length > len(last.covered_ids)  # the writer's own scores saw one segment only
+    assert length > len(last.covered_ids)
 
     scored = compaction_services.summary_score(summary_id=last.pk)
 
     scored.refresh_from_db()
-    assert scored.scores["scorer"]
-    assert scored.scores["messages"] == scored.scores["range_messages"] == length
-    assert 0 <= scored.scores["fact_recall"] <= 1
-    assert 0 <= scored.scores["recent_fact_recall"] <= 1
+    scores = scored.scores
+    assert scores["scorer"] == compaction_services.CARRIED_SCORER
+    assert scores["carried_from"] == chain[-2].public_id
+    # the memo it extends and its own segment, not the whole range: bounded per memo
+    assert scores["segment_messages"] == len(last.covered_ids)
+    assert scores["messages"] == len(last.covered_ids) + 1
+    assert scores["range_messages"] == length
+    assert 0 <= scores["fact_recall"] <= 1
+    assert 0 <= scores["recent_fact_recall"] <= 1
 
-    settings.CONVMEM_MEMO_SCORE_MAX_MESSAGES = 10
-    compaction_services.summary_score(summary_id=last.pk)
-    last.refresh_from_db()
-    assert last.scores["messages"] == 10  # the newest ten: bounded however long the range
-    assert last.scores["range_messages"] == length
+
+def test_a_memo_a_newer_memo_extends_is_not_scored(acme, settings):
+    """Sampling under load: by the time the bulk queue reaches a superseded memo, only the
+    newest of its chain is worth scoring; the superseded one keeps its writer's scores."""
+    settings.CONVMEM_EMBEDDED_CONTEXT_TOKENS = 2200
+    thread = make_thread(acme.tenant)
+    grow(thread, 60)
+    post_context(acme.client, thread, window_tokens=2000, reserve_tokens=200)
+    first = write_all_pending(thread)[0]
+    writer_scores = first.scores
+
+    assert compaction_services.summary_score(summary_id=first.pk) is None
+    first.refresh_from_db()
+    assert first.scores == writer_scores
+    assert "scorer" not in first.scores

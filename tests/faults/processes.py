@@ -18,6 +18,7 @@ from pathlib import Path
 
 import redis
 import requests
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -87,10 +88,11 @@ class RedisServer:
             return False
 
     def idle(self) -> bool:
-        """No Celery task waiting in the default queue or delivered and not yet acknowledged."""
+        """No Celery task waiting in any queue or delivered and not yet acknowledged."""
         client = redis.Redis.from_url(self.url)
         try:
-            return client.llen("celery") == 0 and client.hlen("unacked") == 0
+            waiting = sum(client.llen(queue) for queue in settings.CELERY_QUEUE_NAMES)
+            return waiting == 0 and client.hlen("unacked") == 0
         finally:
             client.close()
 

@@ -4,8 +4,9 @@ The worker runs with the test run's settings but on the **test** database: ``DAT
 built from the connection pytest-django set up (PostgreSQL ``test_<name>``, or SQLite's test
 file, which the settings put on disk for this), and it inherits ``REDIS_URL`` and
 ``CONVMEM_VAR_DIR``, so it uses the same broker — Redis when ``REDIS_URL`` is set, else the
-filesystem broker under the var dir. It purges the queue on start, is ready when its log says
-so, and is stopped (warm shutdown, then killed) when the fixture ends.
+filesystem broker under the var dir. It consumes every queue (memos, bulk, erasure, default)
+and purges them on start, is ready when its log says so, and is stopped (warm shutdown, then
+killed) when the fixture ends.
 
 Tests that use it need ``@pytest.mark.django_db(transaction=True)``: the worker only sees what
 the test committed.
@@ -84,11 +85,12 @@ class CeleryWorker:
 
 
 def queue_drained() -> bool:
-    """Whether the broker holds no message for the default queue, waiting or unacknowledged."""
+    """Whether the broker holds no message for any queue, waiting or unacknowledged."""
     if settings.REDIS_URL:
         client = redis.Redis.from_url(settings.REDIS_URL)
         try:
-            return client.llen("celery") == 0 and client.hlen("unacked") == 0
+            waiting = sum(client.llen(queue) for queue in settings.CELERY_QUEUE_NAMES)
+            return waiting == 0 and client.hlen("unacked") == 0
         finally:
             client.close()
     out = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
@@ -118,6 +120,8 @@ def start_worker(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]
         "--loglevel=INFO",
         "--pool=prefork",
         "--concurrency=2",
+        "--queues",
+        ",".join(settings.CELERY_QUEUE_NAMES),  # every queue: nothing is left unconsumed
         "--purge",
         "--without-gossip",
         "--without-mingle",
