@@ -34,8 +34,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from auditlog.events import Actor, audit_event_record
-from compaction import selectors
+from auditlog.events import Actor, audit_event_build
+from compaction import selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
@@ -50,6 +50,7 @@ from compaction.rendering import (
     sha256_hex,
 )
 from compaction.services import summary_request
+from convmem.db import Insert, rows_insert
 from convmem.errors import InvalidRequest
 from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
@@ -114,6 +115,7 @@ class _Read:
     turns: list[Turn]
     head: Turn | None
     uncalled: frozenset[int]
+    payloads: dict[int, MessagePayload]
 
 
 def _leaf(thread: Thread, leaf_public_id: str | None) -> Message:
@@ -145,21 +147,17 @@ def _current_group_size(leaf: Message) -> int:
 
 
 def _head(
-    thread: Thread, top: selectors.StretchRow, summaries: list[selectors.StretchSummary]
+    thread: Thread,
+    top: selectors.StretchRow,
+    summaries: list[selectors.StretchSummary],
+    root_children: list[selectors.StretchRow],
 ) -> selectors.StretchRow:
     """The conversation's first turn on this path (the root's child that is an ancestor of
     ``top``). Usually the root has one child; with an edited first message, a memo on the
     stretch that starts at depth 1 names it; failing both, one ids-only walk finds it."""
-    children = {
-        row[0]: selectors.StretchRow(
-            *row[:4], depth=1, calls_tools=row[4] is not None, tool_call_id=row[5]
-        )
-        for row in Message.objects.filter(parent_id=thread.root_id)
-        .order_by("id")
-        .values_list("id", "public_id", "role", "token_count", "tool_calls", "tool_call_id")
-    }
+    children = {row.id: row for row in root_children}
     if len(children) == 1:
-        return next(iter(children.values()))
+        return root_children[0]
     named = {s.first_id for s in summaries} & children.keys()
     if len(named) == 1:
         return children[named.pop()]
@@ -186,6 +184,7 @@ def _read(
     rows: list[selectors.StretchRow],
     head: selectors.StretchRow | None,
     profile: EffectiveProfile,
+    payloads: dict[int, MessagePayload],
 ) -> _Read:
     uncalled: set[int] = set()
     turns = [_turn(row, profile, uncalled) for row in rows]
@@ -193,7 +192,7 @@ def _read(
     by_id = {row.id: row for row in rows}
     if head is not None:
         by_id[head.id] = head
-    return _Read(by_id, turns, head_turn, frozenset(uncalled))
+    return _Read(by_id, turns, head_turn, frozenset(uncalled), payloads)
 
 
 def _pieces(
@@ -267,45 +266,35 @@ def _plan(
         ) from None
 
 
-def _store_blobs(tenant_id: int, pieces: list[_Piece]) -> None:
-    """Keep the texts a replay needs, once per tenant and hash; an erased blob sent again is
-    stored again (it is new data from the caller)."""
+# A blob already stored stays; one erased since is stored again (it is new data from the caller).
+_BLOB_CONFLICT = (
+    f"(tenant_id, sha256) DO UPDATE SET text = EXCLUDED.text, erased_at = NULL "
+    f"WHERE {ContentBlob._meta.db_table}.erased_at IS NOT NULL"
+)
+
+
+def _blobs(tenant_id: int, pieces: list[_Piece]) -> Insert:
+    """The texts a replay needs (system prompt, retrieved items), once per tenant and hash."""
     texts = {piece.digest: piece.text for piece in pieces}
-    if not texts:
-        return
-    existing = dict(
-        ContentBlob.objects.filter(tenant_id=tenant_id, sha256__in=list(texts)).values_list(
-            "sha256", "erased_at"
-        )
+    return Insert(
+        [ContentBlob(tenant_id=tenant_id, sha256=d, text=t) for d, t in texts.items()],
+        on_conflict=_BLOB_CONFLICT,
     )
-    missing = [
-        ContentBlob(tenant_id=tenant_id, sha256=digest, text=text)
-        for digest, text in texts.items()
-        if digest not in existing
-    ]
-    if missing:
-        # ignore_conflicts: a concurrent request may store the same text first; either is right.
-        ContentBlob.objects.bulk_create(missing, ignore_conflicts=True)
-    for digest, erased_at in existing.items():
-        if erased_at is not None:
-            ContentBlob.objects.filter(tenant_id=tenant_id, sha256=digest).update(
-                text=texts[digest], erased_at=None
-            )
 
 
-def _payloads(plan: Plan) -> dict[int, MessagePayload]:
-    """The shown messages' payloads, by row id. An elided tool result's content is not read:
-    only its call id is needed."""
+def _payloads(plan: Plan, known: dict[int, MessagePayload]) -> dict[int, MessagePayload]:
+    """The shown messages' payloads, by row id: those the read brought, and the rest (shown
+    beyond the budget's rows when bulky tool results are elided) read here. An elided tool
+    result's content is not needed: only its call id is."""
     elided = set(plan.elided)
-    full = [i for i in (*plan.anchor, *plan.recent) if i not in elided]
-    payloads = {
-        pk: MessagePayload(content, parts, calls, call_id)
-        for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=full).values_list(
-            "pk", "content", "content_parts", "tool_calls", "tool_call_id"
-        )
-    }
-    for pk, call_id in Message.objects.filter(pk__in=elided).values_list("pk", "tool_call_id"):
-        payloads[pk] = MessagePayload("", tool_call_id=call_id)
+    payloads = {i: known[i] for i in (*plan.anchor, *plan.recent) if i in known}
+    missing = [i for i in (*plan.anchor, *plan.recent) if i not in payloads]
+    for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=missing).values_list(
+        "pk", "content", "content_parts", "tool_calls", "tool_call_id"
+    ):
+        payloads[pk] = MessagePayload(content, parts, calls, call_id)
+    for pk in elided:
+        payloads[pk] = MessagePayload("", tool_call_id=payloads[pk].tool_call_id)
     return payloads
 
 
@@ -318,7 +307,7 @@ def _items(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The record items in render order (see ``compaction.rendering``) and their payloads,
     keyed by ``item_payload_key``. Loads the contents of the messages shown, and only those."""
-    payloads_by_pk = _payloads(plan)
+    payloads_by_pk = _payloads(plan, read.payloads)
     turns = {turn.id: turn for turn in read.turns}
     if read.head is not None:
         turns[read.head.id] = read.head
@@ -457,7 +446,7 @@ def _assemble(
         retrieved=sum(message_tokens(piece.tokens) for piece in items),
     )
     available = max(budget.available, 0)
-    stretch = selectors.context_stretch(
+    fetched = selectors.context_read(
         thread=thread,
         leaf_id=leaf.pk,
         budget=available,
@@ -466,32 +455,35 @@ def _assemble(
         max_rows=settings.CONVMEM_CONTEXT_MAX_ROWS,
         min_rows=group_size,
     )
-    rows = [row for row in stretch if row.role != Role.ROOT]
+    rows = [row for row in fetched.rows if row.role != Role.ROOT]
     if not rows:
         raise InvalidRequest(
             "The thread has no messages yet: append the user's turn first.", code="empty_thread"
         )
-    summaries = selectors.summaries_ending_on(message_ids=[row.id for row in rows])
+    summaries = fetched.summaries
     ready = [s for s in summaries if s.status == Summary.Status.READY]
     pending = [s for s in summaries if s.status == Summary.Status.PENDING]
-    reached_start = len(rows) < len(stretch) or rows[0].depth == 1
-    head = None if reached_start else _head(thread, rows[0], summaries)
-    read = _read(rows, head, profile)
+    reached_start = len(rows) < len(fetched.rows) or rows[0].depth == 1
+    head = None if reached_start else _head(thread, rows[0], summaries, fetched.root_children)
+    read = _read(rows, head, profile, fetched.payloads)
     plan = _plan(read, ready, budget, profile)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
     record_items, payloads = _items(plan, read, prompt, memo, items)
     messages = render(record_items, payloads)
-    rendered = canonical_json(messages)
     tokens = {**asdict(plan.tokens), "free": window - reserve - plan.tokens.total}
     pending_memo = pending[-1] if pending else None
     failed = _backing_off(thread) if plan.request and pending_memo is None else None
 
-    _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
     if plan.request is not None and pending_memo is None and failed is None:
         pending_memo = _request_memo(thread, actor, plan, ready, read)
     memo_status = _memo_status(pending_memo, failed, memo)
-    record = AssemblyRecord.objects.create(
+    digests, pieces = (
+        snapshots.pieces_of(thread=thread, messages=messages)
+        if profile.keep_rendered
+        else (None, [])
+    )
+    record = AssemblyRecord(
         tenant_id=thread.tenant_id,
         thread=thread,
         leaf_id=leaf.pk,
@@ -506,10 +498,10 @@ def _assemble(
             "encoding": profile.encoding,
             "policy": asdict(profile.policy),
         },
-        rendered_hash=sha256_hex(rendered),
-        rendered_text=rendered,
+        rendered_hash=sha256_hex(canonical_json(messages)),
+        rendered_pieces=digests,
     )
-    audit_event_record(
+    event = audit_event_build(
         actor=actor,
         action="assembly.recorded",
         tenant_id=thread.tenant_id,
@@ -525,6 +517,16 @@ def _assemble(
             "retrieved": len(items),
             "total_tokens": plan.tokens.total,
         },
+    )
+    # One statement on PostgreSQL: the texts a replay needs, the kept pieces, the record and
+    # its audit event (see ``convmem.db``).
+    rows_insert(
+        [
+            _blobs(thread.tenant_id, ([prompt] if prompt else []) + items),
+            Insert(pieces, on_conflict=snapshots.PIECE_CONFLICT),
+            Insert([record], returning=True),
+            Insert([event]),
+        ]
     )
 
     pending_section = _memo_section(pending_memo, "pending") if pending_memo else None

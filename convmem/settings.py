@@ -280,6 +280,9 @@ CONVMEM_MEMO_FAILURE_BACKOFF = env.int("CONVMEM_MEMO_FAILURE_BACKOFF", default=6
 CONVMEM_MEMO_FAILURE_BACKOFF_MAX = env.int("CONVMEM_MEMO_FAILURE_BACKOFF_MAX", default=6 * 3600)
 
 # --- Audit and compliance (audit/) ----------------------------------------------------------------
+# Keep every thread's rendered model inputs (assembly snapshots, for debugging); a profile can
+# also ask for it alone (keep_rendered_inputs). Off: an input is recorded as ids and a hash only.
+CONVMEM_KEEP_RENDERED_INPUTS = env.bool("CONVMEM_KEEP_RENDERED_INPUTS", default=False)
 # Rendered model inputs (assembly snapshots) are kept this long; the hash and the ids stay.
 CONVMEM_SNAPSHOT_DAYS = env.int("CONVMEM_SNAPSHOT_DAYS", default=7)
 # A deletion request is due this many days after it was received.
