@@ -273,9 +273,10 @@ _BLOB_CONFLICT = (
 )
 
 
-def _blobs(tenant_id: int, pieces: list[_Piece]) -> Insert:
-    """The texts a replay needs (system prompt, retrieved items), once per tenant and hash."""
-    texts = {piece.digest: piece.text for piece in pieces}
+def _blobs(tenant_id: int, pieces: list[_Piece], stored: frozenset[str]) -> Insert:
+    """The texts a replay needs (system prompt, retrieved items) that are not stored yet, once
+    per tenant and hash."""
+    texts = {piece.digest: piece.text for piece in pieces if piece.digest not in stored}
     return Insert(
         [ContentBlob(tenant_id=tenant_id, sha256=d, text=t) for d, t in texts.items()],
         on_conflict=_BLOB_CONFLICT,
@@ -439,6 +440,7 @@ def _assemble(
     leaf = _leaf(thread, leaf_public_id)
     group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
+    texts = ([prompt] if prompt else []) + items
     budget = Budget(
         window=window,
         reserve=reserve,
@@ -454,6 +456,7 @@ def _assemble(
         per_message_overhead=profile.policy.message_overhead,
         max_rows=settings.CONVMEM_CONTEXT_MAX_ROWS,
         min_rows=group_size,
+        blob_digests=[piece.digest for piece in texts],
     )
     rows = [row for row in fetched.rows if row.role != Role.ROOT]
     if not rows:
@@ -522,7 +525,7 @@ def _assemble(
     # its audit event (see ``convmem.db``).
     rows_insert(
         [
-            _blobs(thread.tenant_id, ([prompt] if prompt else []) + items),
+            _blobs(thread.tenant_id, texts, fetched.stored_blobs),
             Insert(pieces, on_conflict=snapshots.PIECE_CONFLICT),
             Insert([record], returning=True),
             Insert([event]),

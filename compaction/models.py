@@ -84,6 +84,14 @@ class Summary(models.Model):
         indexes = [
             models.Index(fields=["thread", "status", "last"], name="summary_thread_status_last"),
             models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
+            # The live memos ending on a message: a context read probes it once per path row. The
+            # leading column and the predicate make it the only index that fits those probes,
+            # so the plan does not hinge on statistics (a fresh table has none).
+            models.Index(
+                fields=["last"],
+                condition=Q(status__in=["pending", "ready"]),
+                name="summary_live_last",
+            ),
             # The newest failed (or ready) memo of a thread: the curator's backoff check.
             models.Index(fields=["thread", "status", "-id"], name="summary_thread_status_id"),
         ]

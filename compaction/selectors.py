@@ -6,6 +6,7 @@ unchanged on PostgreSQL and SQLite.
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,13 +15,14 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from compaction.models import AssemblyRecord, Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
 from convmem.models import Tenant
 from threads.models import Message, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
 SUMMARY_TABLE = Summary._meta.db_table
+BLOB_TABLE = ContentBlob._meta.db_table
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,9 @@ class StretchSummary:
 # rows are read (the current turn's whole tool group), or while p's running total is under the
 # budget (so the first row reaching it is included), or — past the budget — until a row that
 # ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
-# key lookup plus, for ``seen``, one probe of the index on compaction_summary.last_id.
+# key lookup plus, for ``seen``, one probe of the index ``summary_live_last`` (``OFFSET 0``
+# keeps PostgreSQL from turning the EXISTS into a hashed read of every ready memo, which it
+# did on tables without statistics).
 #
 # The same statement returns, as rows of other kinds: the contents of the messages the
 # recent turns can show (running total within the budget) and of the first turn (the anchor);
@@ -75,6 +79,7 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
     SELECT m.id, m.parent_id, path.n + 1, path.total + m.token_count + %s,
            CASE WHEN path.seen = 1 OR EXISTS (
                SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.last_id = m.id AND s.status = 'ready'
+               LIMIT 1 OFFSET 0
            ) THEN 1 ELSE 0 END
     FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
     WHERE path.n < %s
@@ -85,9 +90,9 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
 _SHOWN = "(path.total <= %s OR m.depth = 1)"
 
 # The memos ending on a stretch row. On PostgreSQL a LATERAL subquery behind OFFSET 0 (which
-# the planner may not flatten into a join) keeps the plan a nested loop of index probes on
-# ``last_id`` whatever the statistics say; a fresh or never-analysed table otherwise got a scan
-# of every live memo of every thread. SQLite's planner loops over the CTE rows anyway.
+# the planner may not flatten into a join) keeps the plan a nested loop of probes of
+# ``summary_live_last`` whatever the statistics say; a fresh or never-analysed table otherwise
+# got a scan of every live memo of every thread. SQLite's planner loops over the CTE rows.
 _MEMOS_ON_STRETCH = {
     "postgresql": f"""
     CROSS JOIN LATERAL (
@@ -107,7 +112,7 @@ SELECT 'message', path.n, m.id, m.public_id, m.role, m.token_count, m.depth,
        CASE WHEN {_SHOWN} THEN m.content END,
        CASE WHEN {_SHOWN} THEN m.content_parts END,
        CASE WHEN {_SHOWN} THEN m.tool_calls END,
-       NULL, NULL, NULL, NULL
+       CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), NULL, NULL
 FROM path JOIN {MESSAGE_TABLE} m ON m.id = path.id
 UNION ALL
 SELECT 'head', 0, m.id, m.public_id, m.role, m.token_count, m.depth,
@@ -124,21 +129,36 @@ FROM path {{memos}}
 )
 
 
-def read_sql(vendor: str) -> str:
-    """The context read's SQL for a database vendor (``connection.vendor``)."""
-    return _READ_SQL.format(memos=_MEMOS_ON_STRETCH[vendor])
+# Which of the request's texts (system prompt, retrieved items) are stored and not erased: the
+# write then stores only the others.
+_BLOBS_SQL = f"""
+UNION ALL
+SELECT 'blob', 0, 0, b.sha256, '', 0, 0, 0, '', 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 IN ({{digests}})
+"""
+
+
+def read_sql(vendor: str, *, blobs: int = 0) -> str:
+    """The context read's SQL for a database vendor (``connection.vendor``), checking
+    ``blobs`` content blobs."""
+    sql = _READ_SQL.format(memos=_MEMOS_ON_STRETCH[vendor])
+    if blobs:
+        sql += _BLOBS_SQL.format(digests=", ".join(["%s"] * blobs))
+    return sql
 
 
 @dataclass(frozen=True)
 class ContextRead:
     """What one context read returns: the stretch root → leaf (the hidden root included if the
     walk got that far), the payloads of the messages it read content for (by row id), the
-    ready and pending memos ending on the stretch (oldest first), and the root's children."""
+    ready and pending memos ending on the stretch (oldest first), the root's children, and
+    which of the asked-about content blobs are stored (not erased)."""
 
     rows: list[StretchRow]
     payloads: dict[int, MessagePayload]
     summaries: list[StretchSummary]
     root_children: list[StretchRow]
+    stored_blobs: frozenset[str]
 
 
 def context_read(
@@ -150,6 +170,7 @@ def context_read(
     per_message_overhead: int,
     max_rows: int,
     min_rows: int = 1,
+    blob_digests: Sequence[str] = (),
 ) -> ContextRead:
     """The end of the path at ``leaf_id`` that a context can use, with what the curator and the
     renderer need of it. One query.
@@ -160,8 +181,10 @@ def context_read(
     a ready memo, so the newest memo that ends before the window is on the stretch. Never
     more than ``max_rows`` rows. Contents are read for the rows within ``budget`` and the
     first turn only: a row shown beyond them (possible when bulky tool results are elided)
-    is read by the caller.
+    is read by the caller. ``blob_digests``: the texts of the request to look up in the
+    thread's tenant's content blobs.
     """
+    digests = sorted(set(blob_digests))
     params = [
         per_message_overhead,
         leaf_id,
@@ -173,13 +196,17 @@ def context_read(
         max(budget, lookahead),
         *[budget] * 4,
         thread.root_id,
+        *([thread.tenant_id, *digests] if digests else []),
     ]
-    rows, payloads, summaries, children = [], {}, [], []
+    rows, payloads, summaries, children, blobs = [], {}, [], [], set()
     with connection.cursor() as cursor:
-        cursor.execute(read_sql(connection.vendor), params)
+        cursor.execute(read_sql(connection.vendor, blobs=len(digests)), params)
         fetched = cursor.fetchall()
     for kind, n, id_, public_id, role, tokens, depth, calls, call_id, *rest in fetched:
         has_content, content, parts, tool_calls, *memo = rest
+        if kind == "blob":
+            blobs.add(public_id)
+            continue
         if kind == "memo":
             first_id, last_id, first_public_id, last_public_id = memo
             summaries.append(
@@ -206,6 +233,7 @@ def context_read(
         payloads=payloads,
         summaries=sorted(summaries, key=lambda summary: summary.id),
         root_children=[row for _, row in sorted(children, key=lambda pair: pair[1].id)],
+        stored_blobs=frozenset(blobs),
     )
 
 
