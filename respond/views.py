@@ -28,9 +28,14 @@ SSE_DESCRIPTION = """Server-Sent Events, each `event: <name>` + `data: <JSON>`:
 - `turn`: `{thread_id, user_message_id, assembly_id, replayed, resumed}` first;
 - `token`: `{text}`, a piece of the answer, as the model streams it;
 - `done`: the stored turn, as the JSON response (`RespondResult`);
-- `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the model fails
-  mid-answer (`model_unavailable`: what was streamed is stored as an `interrupted` turn; retry
-  with the same Idempotency-Key to complete it)."""
+- `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the model cannot
+  be asked or fails mid-answer (`model_unavailable`: what was streamed, if anything, is stored
+  as an `interrupted` turn; retry with the same Idempotency-Key to complete it; `model_error`:
+  the model refused the request).
+
+`turn` is sent as soon as the user turn and its model input are stored, before the model is
+asked (so a streaming request answers 200 even when the model is down, with `error` after
+`turn`; without streaming that is a 503 or 502)."""
 
 
 # One event of the stream (what SSE-aware tools check each event against).
@@ -167,7 +172,10 @@ class RespondView(APIView):
         )
         headers = {REPLAYED_HEADER: "true"} if answering.replayed else {}
         if fields["stream"]:
+            # The `turn` event leaves before the model is asked; a model that cannot be asked
+            # then answers with an `error` event.
             return _streaming_response(answering, headers)
+        services.respond_model_open(answering)  # 503 / 502 before anything is answered
         for event in services.respond_events(answering):
             if isinstance(event, services.Failed):
                 raise event.error

@@ -383,39 +383,36 @@ def assistant_turn_record(
     *,
     thread: Thread,
     actor: Actor,
-    parent_public_id: str,
+    parent: Message,
     content: str,
     model: str,
     usage: dict[str, Any],
     assembly_public_id: str,
     status: str = MessageStatus.COMPLETE,
-    replaces_public_id: str | None = None,
+    replaces: Message | None = None,
 ) -> Message:
     """Store an answer the respond endpoint got from the model: an assistant turn under the
-    user turn it answers (``parent_public_id``), linked to the assembly it answered; it becomes
-    the active leaf. ``status`` ``interrupted``: only the part streamed before the client went
-    away. ``replaces_public_id``: the interrupted answer this one completes; the new turn is
-    its sibling and names it in ``edits_id`` (the interrupted node stays, as any edited node).
+    user turn it answers (``parent``), linked to the assembly it answered; it becomes the
+    active leaf. ``status`` ``interrupted``: only the part streamed before the client went
+    away. ``replaces``: the interrupted answer this one completes; the new turn is its sibling
+    and names it in ``edits_id`` (the interrupted node stays, as any edited node).
 
-    ``usage`` is stored as given (the model's report, or an estimate marked ``estimated``).
-    Takes the thread row lock like every write here.
+    The caller has ``parent``, ``replaces`` and the assembly in hand (nodes of this thread,
+    the assembly recorded for ``parent``), so none is read again. ``usage`` is stored as given
+    (the model's report, or an estimate marked ``estimated``). Takes the thread row lock like
+    every write here.
     """
     body = turn_body_check(thread=thread, role=Role.ASSISTANT, content=content, model=model)
     body = replace(body, usage=usage)
     with transaction.atomic():
         locked = _lock_thread(thread)
-        parent = _node_of(locked, parent_public_id, field="parent_id")
-        replaced = (
-            _node_of(locked, replaces_public_id, field="replaces") if replaces_public_id else None
-        )
-        assembly = _assembly_of(locked, assembly_public_id, Role.ASSISTANT)
         message = _insert_node(
             thread=locked,
             parent=parent,
             role=Role.ASSISTANT,
             body=body,
-            edits=replaced,
-            assembly=assembly,
+            edits=replaces,
+            assembly=assembly_public_id,
             status=status,
         )
         _move_leaf(locked, message)
@@ -425,7 +422,7 @@ def assistant_turn_record(
             message,
             status=status,
             edits_id=message.edits_public_id,
-            assembly_id=assembly,
+            assembly_id=assembly_public_id,
         )
     return message
 
