@@ -208,10 +208,10 @@ STORED_TABLES = (
 )
 
 
-def stored_bytes() -> tuple[int, int]:
-    """(bytes of the tables in ``STORED_TABLES`` — rows, out-of-line values and indexes —,
-    bytes of message content). PostgreSQL: ``pg_total_relation_size``; SQLite: the pages of
-    each table and of its indexes (``dbstat``)."""
+def stored_bytes() -> tuple[dict[str, int], int]:
+    """(bytes per table of ``STORED_TABLES`` — rows, out-of-line values and indexes —, bytes
+    of message content). PostgreSQL: ``pg_total_relation_size``; SQLite: the pages of each
+    table and of its indexes (``dbstat``)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -219,18 +219,19 @@ def stored_bytes() -> tuple[int, int]:
             cursor.execute("SELECT COALESCE(SUM(octet_length(content)), 0) FROM threads_message")
             content = cursor.fetchone()[0]
             cursor.execute(
-                "SELECT SUM(pg_total_relation_size(name::regclass)) FROM unnest(%s) AS name",
+                "SELECT name, pg_total_relation_size(name::regclass) FROM unnest(%s) AS name",
                 [list(STORED_TABLES)],
             )
-            return int(cursor.fetchone()[0]), int(content)
-        cursor.execute(
-            "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM threads_message"
-        )
-        content = cursor.fetchone()[0]
-        placeholders = ", ".join(["%s"] * len(STORED_TABLES))
-        cursor.execute(
-            f"SELECT SUM(d.pgsize) FROM dbstat d JOIN sqlite_schema s ON s.name = d.name "
-            f"WHERE s.tbl_name IN ({placeholders})",
-            list(STORED_TABLES),
-        )
-        return int(cursor.fetchone()[0]), int(content)
+        else:
+            cursor.execute(
+                "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM threads_message"
+            )
+            content = cursor.fetchone()[0]
+            placeholders = ", ".join(["%s"] * len(STORED_TABLES))
+            cursor.execute(
+                f"SELECT s.tbl_name, SUM(d.pgsize) FROM dbstat d "
+                f"JOIN sqlite_schema s ON s.name = d.name "
+                f"WHERE s.tbl_name IN ({placeholders}) GROUP BY s.tbl_name",
+                list(STORED_TABLES),
+            )
+        return {name: int(size) for name, size in cursor.fetchall()}, int(content)

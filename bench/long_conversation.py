@@ -285,13 +285,15 @@ def main() -> int:
             f"{statistics.mean(covered) if covered else 0:.1f}; memo text max "
             f"{max(texts, default=0)} tokens"
         )
-        stored, content = stored_bytes()
-        storage_ratio = stored / content
+        tables, content = stored_bytes()
+        all_turns = long.index + young.index
+        storage_ratio = sum(tables.values()) / content
         print(
-            f"  stored: {stored / (long.index + young.index):,.0f} bytes per turn (messages, "
+            f"  stored: {sum(tables.values()) / all_turns:,.0f} bytes per turn (messages, "
             f"assembly records, memos, blobs, audit events, indexes included) for "
-            f"{content / (long.index + young.index):,.0f} bytes of message content -> "
-            f"{storage_ratio:.2f}x (limit {MAX_STORAGE_RATIO})"
+            f"{content / all_turns:,.0f} bytes of message content -> "
+            f"{storage_ratio:.2f}x (limit {MAX_STORAGE_RATIO}); per turn: "
+            + ", ".join(f"{name} {size / all_turns:,.0f}" for name, size in tables.items())
         )
         violations = long.violations + young.violations
         print(
