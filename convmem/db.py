@@ -28,6 +28,13 @@ class Insert:
     returning: bool = False
 
 
+def row_values(row: Model) -> dict[str, Any]:
+    """The column values ``row`` would be inserted with (defaults and ``auto_now_add``
+    applied, as ``Model.save`` would), by column name, ready to pass as query parameters."""
+    fields = [f for f in row._meta.concrete_fields if not f.primary_key]
+    return {f.column: f.get_db_prep_save(f.pre_save(row, add=True), connection) for f in fields}
+
+
 def _insert_sql(insert: Insert) -> tuple[str, list[Any]]:
     model = type(insert.rows[0])
     meta = model._meta
@@ -37,7 +44,7 @@ def _insert_sql(insert: Insert) -> tuple[str, list[Any]]:
     values = []
     for row in insert.rows:
         values.append("(" + ", ".join(["%s"] * len(fields)) + ")")
-        params += [f.get_db_prep_save(f.pre_save(row, add=True), connection) for f in fields]
+        params += list(row_values(row).values())
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
         f"VALUES {', '.join(values)}"
