@@ -5,22 +5,26 @@
 1. budget: the thread's profile (or the built-in defaults), with the request's window/reserve;
    the system prompt and retrieved items are tokenised (counts cached per process by hash);
    a leaf whose tool calls still wait for results is refused (the input would be invalid);
-2. read: the path leaf-up, ids/roles/stored counts only, as far as the budget can use (and
-   at least the current turn's whole tool group) and on to the newest ready memo
-   (``selectors.context_stretch``), the ready and pending summaries ending on that stretch
-   (one query), and the conversation's first turn if the read stopped short of it (the task
-   statement, found without walking the path in the common case);
-3. ``curator.curate`` lays out the plan (pure); only the shown messages' contents are loaded;
+2. read, one query (``selectors.context_read``): the path leaf-up, ids/roles/stored counts,
+   as far as the budget can use (and at least the current turn's whole tool group) and on to
+   the newest ready memo; the contents of the rows within the budget; the ready and pending
+   summaries ending on that stretch; the root's children (the conversation's first turn, the
+   task statement, found without walking the path in the common case); which of the request's
+   texts are stored already;
+3. ``curator.curate`` lays out the plan (pure); a shown message the read brought no content
+   for (beyond the budget's rows, when bulky tool results are elided) is read then;
 4. ``rendering.render`` builds OpenAI Chat Completions messages from the record items — the
-   same function a replay calls — and the ``AssemblyRecord`` is stored (items,
-   the curator's plan, tokens, budget, hash, snapshot), the texts that are not messages or
-   summaries (``ContentBlob``), the audit event, and, if the plan asks for a memo, none is
-   pending on this path and the thread's last memo failure is not still backing off, the
-   pending summary whose task is enqueued after commit.
+   same function a replay calls — and, if the plan asks for a memo, none is pending on this
+   path and the thread's last memo failure is not still backing off, the pending summary is
+   inserted (its task enqueued after commit);
+5. write, one statement on PostgreSQL (``convmem.db.rows_insert``): the texts that are not
+   messages or summaries and are not stored yet (``ContentBlob``), the rendered pieces if the
+   profile keeps inputs (``compaction.snapshots``), the ``AssemblyRecord`` (items, the
+   curator's plan, tokens, budget, hash) and its audit event.
 
-Steps 2-4 are one transaction holding the thread row ``FOR KEY SHARE``: an erasure of the
-thread (``FOR UPDATE``) waits for it or it for the erasure, so a snapshot of content that is
-being erased is either stored before the erasure purges snapshots or never read.
+Steps 2-5 are one transaction holding the thread row ``FOR KEY SHARE``: an erasure of the
+thread (``FOR UPDATE``) waits for it or it for the erasure, so a kept input showing content
+that is being erased is either stored before the erasure purges it or never read.
 
 Nothing here waits on a model: a memo that is not ready yet is reported as ``pending``, one
 that failed as ``failed`` (with when the curator asks again).
