@@ -455,7 +455,7 @@ def deletion_request_footprint(request: DeletionRequest) -> Footprint:
         messages_already_erased=messages.filter(erased_at__isnull=False).count(),
         summaries=Summary.objects.filter(thread__in=threads).exclude(text=ERASED).count(),
         assemblies=assemblies.count(),
-        assembly_snapshots=assemblies.filter(rendered_purged_at__isnull=True).count(),
+        assembly_snapshots=assemblies.filter(rendered_pieces__isnull=False).count(),
         idempotency_responses=IdempotencyRecord.objects.filter(
             thread__in=threads, response_body__isnull=False
         ).count(),

@@ -35,6 +35,29 @@ def actor_of(request: Any) -> Actor:
     return Actor.api_key(principal.api_key)
 
 
+def audit_event_build(
+    *,
+    actor: Actor,
+    action: str,
+    tenant_id: int | None,
+    thread_public_id: str = "",
+    object_ids: Iterable[str] = (),
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """One event, not saved yet: for a caller that writes it in the same statement as the
+    change it records (``convmem.db.rows_insert``). ``details`` holds ids, counts and
+    reasons — never message content."""
+    return AuditEvent(
+        tenant_id=tenant_id,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        action=action,
+        thread_public_id=thread_public_id,
+        object_ids=list(object_ids),
+        details=details or {},
+    )
+
+
 def audit_event_record(
     *,
     actor: Actor,
@@ -45,15 +68,16 @@ def audit_event_record(
     details: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """Append one event. ``details`` holds ids, counts and reasons — never message content."""
-    return AuditEvent.objects.create(
-        tenant_id=tenant_id,
-        actor_type=actor.type,
-        actor_id=actor.id,
+    event = audit_event_build(
+        actor=actor,
         action=action,
+        tenant_id=tenant_id,
         thread_public_id=thread_public_id,
-        object_ids=list(object_ids),
-        details=details or {},
+        object_ids=object_ids,
+        details=details,
     )
+    event.save(force_insert=True)
+    return event
 
 
 class ThreadLike(Protocol):

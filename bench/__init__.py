@@ -198,3 +198,43 @@ def report(title: str, backend: str, small: list[float], big: list[float]) -> bo
         f"  ratio {BIG:,}/{SMALL:,} = {ratio:.2f} (limit {MAX_RATIO}) -> {'OK' if ok else 'FAIL'}"
     )
     return ok
+
+
+# What a conversation stores, by table: the record itself and everything derived from it.
+STORED_TABLES = (
+    "threads_message",
+    "compaction_assemblyrecord",
+    "compaction_summary",
+    "compaction_contentblob",
+    "compaction_renderedpiece",
+    "auditlog_auditevent",
+)
+
+
+def stored_bytes() -> tuple[dict[str, int], int]:
+    """(bytes per table of ``STORED_TABLES`` — rows, out-of-line values and indexes —, bytes
+    of message content). PostgreSQL: ``pg_total_relation_size``; SQLite: the pages of each
+    table and of its indexes (``dbstat``)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT COALESCE(SUM(octet_length(content)), 0) FROM threads_message")
+            content = cursor.fetchone()[0]
+            cursor.execute(
+                "SELECT name, pg_total_relation_size(name::regclass) FROM unnest(%s) AS name",
+                [list(STORED_TABLES)],
+            )
+        else:
+            cursor.execute(
+                "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM threads_message"
+            )
+            content = cursor.fetchone()[0]
+            placeholders = ", ".join(["%s"] * len(STORED_TABLES))
+            cursor.execute(
+                f"SELECT s.tbl_name, SUM(d.pgsize) FROM dbstat d "
+                f"JOIN sqlite_schema s ON s.name = d.name "
+                f"WHERE s.tbl_name IN ({placeholders}) GROUP BY s.tbl_name",
+                list(STORED_TABLES),
+            )
+        return {name: int(size) for name, size in cursor.fetchall()}, int(content)

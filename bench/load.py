@@ -3,12 +3,13 @@ concurrent clients holding long conversations; then every write is checked again
 own logs.
 
     .venv/bin/python bench/load.py [--clients 16] [--turns 40] [--duration 60] [--web-workers 4]
+        [--web-threads 2]
 
 Loopback only and bounded in time (clients start no new turn after ``--duration`` seconds;
 memos are awaited at most ``--memo-wait`` seconds). It creates its own database
-``convmem_load`` on the PostgreSQL server of ``DATABASE_URL`` (default
-``postgres://postgres@127.0.0.1:5432``) and drops it afterwards, and starts its own
-redis-server on a free port: nothing else is touched.
+``convmem_load`` (``CONVMEM_LOAD_DB`` overrides the name) on the PostgreSQL server of
+``DATABASE_URL`` (default ``postgres://postgres@127.0.0.1:5432``) and drops it afterwards,
+and starts its own redis-server on a free port: nothing else is touched.
 
 Each client, on a thread of its own (half of them as acme, half as globex), creates a thread and
 then, turn after turn: appends a user message, asks for context (a small window, so threads go
@@ -22,7 +23,9 @@ sometimes edits its last user message (a new branch). Afterwards, from the datab
 - every active leaf is the client's last write and its path is the client's branch;
 - every thread that went over budget has its memo written (none pending or failed).
 
-Prints throughput, p50/p99 latency per endpoint and the counts; exits 1 if any check fails.
+Prints throughput — turns per second (a turn: append the question, context, append the answer)
+and per CPU core of the machine, which runs every process of the stack — p50/p99 latency per
+endpoint and the counts; exits 1 if any check fails.
 """
 
 import argparse
@@ -50,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.faults.processes import RedisServer, WebServer  # noqa: E402
 
-DATABASE = "convmem_load"
+DATABASE = os.environ.get("CONVMEM_LOAD_DB", "convmem_load")
 BUDGET = {"window_tokens": 1200, "reserve_tokens": 200}
 FILLER = (
     "We compared the carriers, the packaging and the insurance terms again, and went through "
@@ -340,8 +343,15 @@ def report(logs: list[Log], elapsed: float, checks: dict[str, Any]) -> bool:
     retries = sum(log.retries for log in logs)
     replayed = sum(log.replayed for log in logs)
 
+    turns = len(latencies["append_assistant"])
+    cores = os.cpu_count() or 1
     print(f"\nclients: {len(logs)}   wall time: {elapsed:.1f} s")
     print(f"requests: {requests_done}   throughput: {requests_done / elapsed:.1f} req/s")
+    print(
+        f"turns: {turns}   {turns / elapsed:.1f} turns/s   {turns / elapsed / cores:.1f} turns/s "
+        f"per core ({cores} cores, shared by the web workers, the Celery worker, PostgreSQL, "
+        f"Redis and the clients)"
+    )
     print(
         f"messages acknowledged: {checks['acknowledged']}"
         f" ({checks['acknowledged'] / elapsed:.1f}/s)"
@@ -387,6 +397,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=40, help="user turns per client (at most)")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of client load")
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument("--web-threads", type=int, default=2, help="threads per web worker")
     parser.add_argument("--memo-wait", type=float, default=60.0)
     args = parser.parse_args()
 
@@ -413,10 +424,11 @@ def main() -> int:
         redis.start()
         manage(env, "migrate", "--noinput")
         keys = [manage(env, "create_tenant", name).split()[-1] for name in ("acme", "globex")]
-        web = WebServer(env, workers=args.web_workers, threads=2).start()
+        web = WebServer(env, workers=args.web_workers, threads=args.web_threads).start()
         worker = start_worker(env, var_dir / "worker.log")
         print(
-            f"gunicorn: {args.web_workers} workers x 2 threads on {web.url}; celery worker with "
+            f"gunicorn: {args.web_workers} workers x {args.web_threads} threads on {web.url}; "
+            "celery worker with "
             f"beat; redis on :{redis.port}; database {DATABASE}"
         )
 

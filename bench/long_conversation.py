@@ -12,7 +12,9 @@ Printed, each from this one run:
 - per-turn service time (append + context + append), p50 of turns 100-199 of a young
   conversation vs turns 5,000-5,099 of the long one, the two alternated turn by turn so that
   the shared machine's drift affects both alike; limit 1.2;
-- memo rows the context read per turn (``summaries_ending_on``), first vs last 500: O(1);
+- memo rows the context read per turn (``context_read``), first vs last 500: O(1);
+- stored bytes per turn (messages, assembly records, memos, blobs, audit events, with their
+  indexes) against the message content's bytes; limit 2;
 - tokens the memo writers were given (previous memo + segment) per turn, per 1,000-turn
   bucket, and the last/first bucket ratio: flat;
 - the largest writer input vs the summarizer's context limit, and storage per memo (covered
@@ -35,11 +37,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_database
+from bench import bench_database, stored_bytes
 
 WINDOW = 8_192
 RESERVE = 1_024
 MAX_RATIO = 1.2
+MAX_STORAGE_RATIO = 2.0
 SYSTEM = (
     "You are the support assistant of a furniture shop. Answer briefly, quote order and "
     "ticket numbers exactly, and never promise refunds the policy does not allow."
@@ -114,13 +117,13 @@ class MemoRowsRead:
     def __init__(self) -> None:
         from compaction import context, selectors
 
-        self.original = selectors.summaries_ending_on
+        self.original = selectors.context_read
         self.rows = 0
-        context.selectors.summaries_ending_on = self._read  # type: ignore[attr-defined]
+        context.selectors.context_read = self._read  # type: ignore[attr-defined]
 
     def _read(self, **kwargs: Any) -> Any:
         found = self.original(**kwargs)
-        self.rows += len(found)
+        self.rows += len(found.summaries)
         return found
 
 
@@ -282,6 +285,16 @@ def main() -> int:
             f"{statistics.mean(covered) if covered else 0:.1f}; memo text max "
             f"{max(texts, default=0)} tokens"
         )
+        tables, content = stored_bytes()
+        all_turns = long.index + young.index
+        storage_ratio = sum(tables.values()) / content
+        print(
+            f"  stored: {sum(tables.values()) / all_turns:,.0f} bytes per turn (messages, "
+            f"assembly records, memos, blobs, audit events, indexes included) for "
+            f"{content / all_turns:,.0f} bytes of message content -> "
+            f"{storage_ratio:.2f}x (limit {MAX_STORAGE_RATIO}); per turn: "
+            + ", ".join(f"{name} {size / all_turns:,.0f}" for name, size in tables.items())
+        )
         violations = long.violations + young.violations
         print(
             f"  current turn lost, dropped or summarised: {violations} of "
@@ -291,6 +304,7 @@ def main() -> int:
         within = (
             max(backend.inputs, default=0) <= backend.context_tokens
             and ratio <= MAX_RATIO
+            and storage_ratio <= MAX_STORAGE_RATIO
             and violations == 0
         )
     return 0 if within else 1

@@ -53,7 +53,7 @@ class AssemblyRecordAdmin(AssemblyAdminMixin, ViewOnlyAdmin):
     search_fields = ["=public_id", "=thread__public_id"]
     list_select_related = ["thread"]
     show_full_result_count = False
-    exclude = ["rendered_text"]
+    exclude = ["rendered_pieces"]
     readonly_fields = ["replay"]
 
     @admin.display(description="Replay")

@@ -5,22 +5,26 @@
 1. budget: the thread's profile (or the built-in defaults), with the request's window/reserve;
    the system prompt and retrieved items are tokenised (counts cached per process by hash);
    a leaf whose tool calls still wait for results is refused (the input would be invalid);
-2. read: the path leaf-up, ids/roles/stored counts only, as far as the budget can use (and
-   at least the current turn's whole tool group) and on to the newest ready memo
-   (``selectors.context_stretch``), the ready and pending summaries ending on that stretch
-   (one query), and the conversation's first turn if the read stopped short of it (the task
-   statement, found without walking the path in the common case);
-3. ``curator.curate`` lays out the plan (pure); only the shown messages' contents are loaded;
+2. read, one query (``selectors.context_read``): the path leaf-up, ids/roles/stored counts,
+   as far as the budget can use (and at least the current turn's whole tool group) and on to
+   the newest ready memo; the contents of the rows within the budget; the ready and pending
+   summaries ending on that stretch; the root's children (the conversation's first turn, the
+   task statement, found without walking the path in the common case); which of the request's
+   texts are stored already;
+3. ``curator.curate`` lays out the plan (pure); a shown message the read brought no content
+   for (beyond the budget's rows, when bulky tool results are elided) is read then;
 4. ``rendering.render`` builds OpenAI Chat Completions messages from the record items — the
-   same function a replay calls — and the ``AssemblyRecord`` is stored (items,
-   the curator's plan, tokens, budget, hash, snapshot), the texts that are not messages or
-   summaries (``ContentBlob``), the audit event, and, if the plan asks for a memo, none is
-   pending on this path and the thread's last memo failure is not still backing off, the
-   pending summary whose task is enqueued after commit.
+   same function a replay calls — and, if the plan asks for a memo, none is pending on this
+   path and the thread's last memo failure is not still backing off, the pending summary is
+   inserted (its task enqueued after commit);
+5. write, one statement on PostgreSQL (``convmem.db.rows_insert``): the texts that are not
+   messages or summaries and are not stored yet (``ContentBlob``), the rendered pieces if the
+   profile keeps inputs (``compaction.snapshots``), the ``AssemblyRecord`` (items, the
+   curator's plan, tokens, budget, hash) and its audit event.
 
-Steps 2-4 are one transaction holding the thread row ``FOR KEY SHARE``: an erasure of the
-thread (``FOR UPDATE``) waits for it or it for the erasure, so a snapshot of content that is
-being erased is either stored before the erasure purges snapshots or never read.
+Steps 2-5 are one transaction holding the thread row ``FOR KEY SHARE``: an erasure of the
+thread (``FOR UPDATE``) waits for it or it for the erasure, so a kept input showing content
+that is being erased is either stored before the erasure purges it or never read.
 
 Nothing here waits on a model: a memo that is not ready yet is reported as ``pending``, one
 that failed as ``failed`` (with when the curator asks again).
@@ -34,8 +38,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from auditlog.events import Actor, audit_event_record
-from compaction import selectors
+from auditlog.events import Actor, audit_event_build
+from compaction import selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
@@ -51,6 +55,7 @@ from compaction.rendering import (
     sha256_hex,
 )
 from compaction.services import summary_request
+from convmem.db import Insert, rows_insert
 from convmem.errors import InvalidRequest
 from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
@@ -116,6 +121,7 @@ class _Read:
     turns: list[Turn]
     head: Turn | None
     uncalled: frozenset[int]
+    payloads: dict[int, MessagePayload]
 
 
 def _leaf(thread: Thread, leaf_public_id: str | None) -> Message:
@@ -147,21 +153,17 @@ def _current_group_size(leaf: Message) -> int:
 
 
 def _head(
-    thread: Thread, top: selectors.StretchRow, summaries: list[selectors.StretchSummary]
+    thread: Thread,
+    top: selectors.StretchRow,
+    summaries: list[selectors.StretchSummary],
+    root_children: list[selectors.StretchRow],
 ) -> selectors.StretchRow:
     """The conversation's first turn on this path (the root's child that is an ancestor of
     ``top``). Usually the root has one child; with an edited first message, a memo on the
     stretch that starts at depth 1 names it; failing both, one ids-only walk finds it."""
-    children = {
-        row[0]: selectors.StretchRow(
-            *row[:4], depth=1, calls_tools=row[4] is not None, tool_call_id=row[5]
-        )
-        for row in Message.objects.filter(parent_id=thread.root_id)
-        .order_by("id")
-        .values_list("id", "public_id", "role", "token_count", "tool_calls", "tool_call_id")
-    }
+    children = {row.id: row for row in root_children}
     if len(children) == 1:
-        return next(iter(children.values()))
+        return root_children[0]
     named = {s.first_id for s in summaries} & children.keys()
     if len(named) == 1:
         return children[named.pop()]
@@ -188,6 +190,7 @@ def _read(
     rows: list[selectors.StretchRow],
     head: selectors.StretchRow | None,
     profile: EffectiveProfile,
+    payloads: dict[int, MessagePayload],
 ) -> _Read:
     uncalled: set[int] = set()
     turns = [_turn(row, profile, uncalled) for row in rows]
@@ -195,7 +198,7 @@ def _read(
     by_id = {row.id: row for row in rows}
     if head is not None:
         by_id[head.id] = head
-    return _Read(by_id, turns, head_turn, frozenset(uncalled))
+    return _Read(by_id, turns, head_turn, frozenset(uncalled), payloads)
 
 
 def _pieces(
@@ -269,45 +272,36 @@ def _plan(
         ) from None
 
 
-def _store_blobs(tenant_id: int, pieces: list[_Piece]) -> None:
-    """Keep the texts a replay needs, once per tenant and hash; an erased blob sent again is
-    stored again (it is new data from the caller)."""
-    texts = {piece.digest: piece.text for piece in pieces}
-    if not texts:
-        return
-    existing = dict(
-        ContentBlob.objects.filter(tenant_id=tenant_id, sha256__in=list(texts)).values_list(
-            "sha256", "erased_at"
-        )
+# A blob already stored stays; one erased since is stored again (it is new data from the caller).
+_BLOB_CONFLICT = (
+    f"(tenant_id, sha256) DO UPDATE SET text = EXCLUDED.text, erased_at = NULL "
+    f"WHERE {ContentBlob._meta.db_table}.erased_at IS NOT NULL"
+)
+
+
+def _blobs(tenant_id: int, pieces: list[_Piece], stored: frozenset[str]) -> Insert:
+    """The texts a replay needs (system prompt, retrieved items) that are not stored yet, once
+    per tenant and hash."""
+    texts = {piece.digest: piece.text for piece in pieces if piece.digest not in stored}
+    return Insert(
+        [ContentBlob(tenant_id=tenant_id, sha256=d, text=t) for d, t in texts.items()],
+        on_conflict=_BLOB_CONFLICT,
     )
-    missing = [
-        ContentBlob(tenant_id=tenant_id, sha256=digest, text=text)
-        for digest, text in texts.items()
-        if digest not in existing
-    ]
-    if missing:
-        # ignore_conflicts: a concurrent request may store the same text first; either is right.
-        ContentBlob.objects.bulk_create(missing, ignore_conflicts=True)
-    for digest, erased_at in existing.items():
-        if erased_at is not None:
-            ContentBlob.objects.filter(tenant_id=tenant_id, sha256=digest).update(
-                text=texts[digest], erased_at=None
-            )
 
 
-def _payloads(plan: Plan) -> dict[int, MessagePayload]:
-    """The shown messages' payloads, by row id. An elided tool result's content is not read:
-    only its call id is needed."""
+def _payloads(plan: Plan, known: dict[int, MessagePayload]) -> dict[int, MessagePayload]:
+    """The shown messages' payloads, by row id: those the read brought, and the rest (shown
+    beyond the budget's rows when bulky tool results are elided) read here. An elided tool
+    result's content is not needed: only its call id is."""
     elided = set(plan.elided)
-    full = [i for i in (*plan.anchor, *plan.recent) if i not in elided]
-    payloads = {
-        pk: MessagePayload(content, parts, calls, call_id)
-        for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=full).values_list(
-            "pk", "content", "content_parts", "tool_calls", "tool_call_id"
-        )
-    }
-    for pk, call_id in Message.objects.filter(pk__in=elided).values_list("pk", "tool_call_id"):
-        payloads[pk] = MessagePayload("", tool_call_id=call_id)
+    payloads = {i: known[i] for i in (*plan.anchor, *plan.recent) if i in known}
+    missing = [i for i in (*plan.anchor, *plan.recent) if i not in payloads]
+    for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=missing).values_list(
+        "pk", "content", "content_parts", "tool_calls", "tool_call_id"
+    ):
+        payloads[pk] = MessagePayload(content, parts, calls, call_id)
+    for pk in elided:
+        payloads[pk] = MessagePayload("", tool_call_id=payloads[pk].tool_call_id)
     return payloads
 
 
@@ -320,7 +314,7 @@ def _items(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The record items in render order (see ``compaction.rendering``) and their payloads,
     keyed by ``item_payload_key``. Loads the contents of the messages shown, and only those."""
-    payloads_by_pk = _payloads(plan)
+    payloads_by_pk = _payloads(plan, read.payloads)
     turns = {turn.id: turn for turn in read.turns}
     if read.head is not None:
         turns[read.head.id] = read.head
@@ -469,6 +463,7 @@ def _assemble(
     leaf = _leaf(thread, leaf_public_id)
     group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
+    texts = ([prompt] if prompt else []) + items
     budget = Budget(
         window=window,
         reserve=reserve,
@@ -476,7 +471,7 @@ def _assemble(
         retrieved=sum(message_tokens(piece.tokens) for piece in items),
     )
     available = max(budget.available, 0)
-    stretch = selectors.context_stretch(
+    fetched = selectors.context_read(
         thread=thread,
         leaf_id=leaf.pk,
         budget=available,
@@ -484,33 +479,37 @@ def _assemble(
         per_message_overhead=profile.policy.message_overhead,
         max_rows=settings.CONVMEM_CONTEXT_MAX_ROWS,
         min_rows=group_size,
+        blob_digests=[piece.digest for piece in texts],
     )
-    rows = [row for row in stretch if row.role != Role.ROOT]
+    rows = [row for row in fetched.rows if row.role != Role.ROOT]
     if not rows:
         raise InvalidRequest(
             "The thread has no messages yet: append the user's turn first.", code="empty_thread"
         )
-    summaries = selectors.summaries_ending_on(message_ids=[row.id for row in rows])
+    summaries = fetched.summaries
     ready = [s for s in summaries if s.status == Summary.Status.READY]
     pending = [s for s in summaries if s.status == Summary.Status.PENDING]
-    reached_start = len(rows) < len(stretch) or rows[0].depth == 1
-    head = None if reached_start else _head(thread, rows[0], summaries)
-    read = _read(rows, head, profile)
+    reached_start = len(rows) < len(fetched.rows) or rows[0].depth == 1
+    head = None if reached_start else _head(thread, rows[0], summaries, fetched.root_children)
+    read = _read(rows, head, profile, fetched.payloads)
     plan = _plan(read, ready, budget, profile)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
     record_items, payloads = _items(plan, read, prompt, memo, items)
     messages = render(record_items, payloads)
-    rendered = canonical_json(messages)
     tokens = {**asdict(plan.tokens), "free": window - reserve - plan.tokens.total}
     pending_memo = pending[-1] if pending else None
     failed = _backing_off(thread) if plan.request and pending_memo is None else None
 
-    _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
     if plan.request is not None and pending_memo is None and failed is None:
         pending_memo = _request_memo(thread, actor, plan, ready, read)
     memo_status = _memo_status(pending_memo, failed, memo, ready)
-    record = AssemblyRecord.objects.create(
+    digests, pieces = (
+        snapshots.pieces_of(thread=thread, messages=messages)
+        if profile.keep_rendered
+        else (None, [])
+    )
+    record = AssemblyRecord(
         tenant_id=thread.tenant_id,
         thread=thread,
         leaf_id=leaf.pk,
@@ -525,10 +524,10 @@ def _assemble(
             "encoding": profile.encoding,
             "policy": asdict(profile.policy),
         },
-        rendered_hash=sha256_hex(rendered),
-        rendered_text=rendered,
+        rendered_hash=sha256_hex(canonical_json(messages)),
+        rendered_pieces=digests,
     )
-    audit_event_record(
+    event = audit_event_build(
         actor=actor,
         action="assembly.recorded",
         tenant_id=thread.tenant_id,
@@ -545,6 +544,16 @@ def _assemble(
             "retrieved": len(items),
             "total_tokens": plan.tokens.total,
         },
+    )
+    # One statement on PostgreSQL: the texts a replay needs, the kept pieces, the record and
+    # its audit event (see ``convmem.db``).
+    rows_insert(
+        [
+            _blobs(thread.tenant_id, texts, fetched.stored_blobs),
+            Insert(pieces, on_conflict=snapshots.PIECE_CONFLICT),
+            Insert([record], returning=True),
+            Insert([event]),
+        ]
     )
 
     pending_section = _memo_section(pending_memo, "pending") if pending_memo else None

@@ -1,4 +1,4 @@
-"""Compaction's own erase service: the memos, rendered assembly snapshots and content blobs
+"""Compaction's own erase service: the memos, kept assembly inputs (snapshots) and content blobs
 derived from erased messages, and the age-based purge of snapshots. The compliance app
 (``audit``) calls it with the threads app's for retention and deletion; the snapshot purge runs
 hourly. Every function runs inside the caller's transaction unless it says otherwise.
@@ -17,6 +17,7 @@ from django.utils import timezone
 from auditlog.events import Actor, audit_event_record
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.services import summaries_derived_from, summaries_invalidate_for_messages
+from compaction.snapshots import pieces_drop_unnamed
 from threads.erasure import BATCH, ERASED
 from threads.models import Thread
 
@@ -25,7 +26,8 @@ SNAPSHOT_PURGER = Actor.system("compaction.purge_assembly_snapshots")
 
 
 def assembly_snapshots_purge(*, now: datetime | None = None) -> int:
-    """Drop the rendered text of assembly records older than ``CONVMEM_SNAPSHOT_DAYS``.
+    """Drop the kept inputs (snapshots) of assembly records older than ``CONVMEM_SNAPSHOT_DAYS``,
+    and the pieces no kept snapshot names any more.
 
     The hash, the ids and the token counts stay (a replay rebuilds the text from them).
     Batches of ``PURGE_BATCH`` rows, each in its own transaction with one audit event per
@@ -34,18 +36,21 @@ def assembly_snapshots_purge(*, now: datetime | None = None) -> int:
     """
     now = now or timezone.now()
     cutoff = now - timedelta(days=settings.CONVMEM_SNAPSHOT_DAYS)
-    due = AssemblyRecord.objects.filter(rendered_purged_at__isnull=True, created_at__lt=cutoff)
+    due = AssemblyRecord.objects.filter(rendered_pieces__isnull=False, created_at__lt=cutoff)
     purged = 0
     while True:
-        batch = list(due.order_by("created_at").values_list("pk", "tenant_id")[:PURGE_BATCH])
+        batch = list(
+            due.order_by("created_at").values_list("pk", "tenant_id", "thread_id")[:PURGE_BATCH]
+        )
         if not batch:
             return purged
         with transaction.atomic():
-            pks = [pk for pk, _ in batch]
-            done = AssemblyRecord.objects.filter(
-                pk__in=pks, rendered_purged_at__isnull=True
-            ).update(rendered_text="", rendered_purged_at=now)
-            for tenant_id, count in Counter(tenant for _, tenant in batch).items():
+            pks = [pk for pk, _, _ in batch]
+            done = AssemblyRecord.objects.filter(pk__in=pks, rendered_pieces__isnull=False).update(
+                rendered_pieces=None, rendered_purged_at=now
+            )
+            pieces_drop_unnamed(thread_ids={thread_id for _, _, thread_id in batch})
+            for tenant_id, count in Counter(tenant for _, tenant, _ in batch).items():
                 audit_event_record(
                     actor=SNAPSHOT_PURGER,
                     action="assembly.snapshots_purged",
@@ -80,18 +85,20 @@ def summaries_erase(
 def snapshots_purge_showing(
     thread: Thread, ids: Iterable[str], now: datetime, *, everything: bool
 ) -> list[str]:
-    """Drop the rendered text of the thread's assemblies that showed a message of ``ids`` (every
-    one with ``everything``); their ids, hashes and token counts stay. Returns their ids."""
+    """Drop the kept inputs of the thread's assemblies that showed a message of ``ids`` (every
+    one with ``everything``), and the pieces no kept input names any more; the records' ids,
+    hashes and token counts stay. Returns the records' ids."""
     ids = set(ids)
-    live = AssemblyRecord.objects.filter(thread=thread, rendered_purged_at__isnull=True)
+    kept = AssemblyRecord.objects.filter(thread=thread, rendered_pieces__isnull=False)
     hit = [
         (pk, public_id)
-        for pk, public_id, items in live.values_list("pk", "public_id", "items").iterator(BATCH)
+        for pk, public_id, items in kept.values_list("pk", "public_id", "items").iterator(BATCH)
         if everything or not ids.isdisjoint(_item_ids(items))
     ]
     AssemblyRecord.objects.filter(pk__in=[pk for pk, _ in hit]).update(
-        rendered_text="", rendered_purged_at=now
+        rendered_pieces=None, rendered_purged_at=now
     )
+    pieces_drop_unnamed(thread_ids=[thread.pk])
     return [public_id for _, public_id in hit]
 
 

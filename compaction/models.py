@@ -86,6 +86,14 @@ class Summary(models.Model):
         indexes = [
             models.Index(fields=["thread", "status", "last"], name="summary_thread_status_last"),
             models.Index(fields=["status", "enqueued_at"], name="summary_status_enqueued"),
+            # The live memos ending on a message: a context read probes it once per path row. The
+            # leading column and the predicate make it the only index that fits those probes,
+            # so the plan does not hinge on statistics (a fresh table has none).
+            models.Index(
+                fields=["last"],
+                condition=Q(status__in=["pending", "ready"]),
+                name="summary_live_last",
+            ),
             # The newest failed (or ready) memo of a thread: the curator's backoff check.
             models.Index(fields=["thread", "status", "-id"], name="summary_thread_status_id"),
         ]
@@ -113,8 +121,12 @@ class Summary(models.Model):
 class AssemblyRecord(models.Model):
     """One assembled model input: the assembler version and the ordered ids that went in.
 
-    ``rendered_text`` is a snapshot kept for ``CONVMEM_SNAPSHOT_DAYS`` and then purged
-    (``rendered_purged_at`` set); ``rendered_hash`` stays, so a replay can still be checked.
+    The rendered input itself is not stored unless the thread's profile keeps rendered inputs
+    (``ModelProfile.keep_rendered_inputs`` or ``CONVMEM_KEEP_RENDERED_INPUTS``, for
+    debugging): then ``rendered_pieces`` lists the digests of its messages, each stored once
+    per thread, compressed (``RenderedPiece``), and is purged after ``CONVMEM_SNAPSHOT_DAYS``
+    (set to null, ``rendered_purged_at`` set). ``rendered_hash`` always stays, so a replay can
+    be checked from the ids alone.
     """
 
     public_id = models.CharField(
@@ -136,7 +148,12 @@ class AssemblyRecord(models.Model):
         "message ids, the range the memo stands for, the memo it asked for, the input format.",
     )
     rendered_hash = models.CharField(max_length=64)
-    rendered_text = models.TextField(blank=True)
+    rendered_pieces = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="SHA-256 of each rendered message in order (RenderedPiece), when the input was "
+        "kept for debugging; null when it was not kept or has been purged.",
+    )
     rendered_purged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -150,8 +167,8 @@ class AssemblyRecord(models.Model):
             # The snapshot purge scans only rows still holding a snapshot, oldest first.
             models.Index(
                 fields=["created_at"],
-                condition=Q(rendered_purged_at__isnull=True),
-                name="assembly_snapshot_live_idx",
+                condition=Q(rendered_pieces__isnull=False),
+                name="assembly_snapshot_kept_idx",
             ),
         ]
 
@@ -175,6 +192,26 @@ class ContentBlob(models.Model):
         verbose_name_plural = "stored prompts and retrieved texts"
         constraints = [
             models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
+        ]
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
+
+
+class RenderedPiece(models.Model):
+    """One rendered message of a kept model input (canonical JSON, zlib-compressed), stored once
+    per thread by SHA-256: consecutive inputs share their common messages, so keeping inputs
+    costs about one new message per turn, not the whole window again. Deleted with the last
+    snapshot that names it (purge or erasure)."""
+
+    thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
+    sha256 = models.CharField(max_length=64)
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "sha256"], name="piece_thread_sha256"),
         ]
 
     def __str__(self) -> str:

@@ -44,6 +44,7 @@ class EffectiveProfile:
     encoding: str
     tool_result_elide_tokens: int
     policy: Policy
+    keep_rendered: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,6 +61,9 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
     segment = writer_segment_tokens(
         context_tokens=summarizer_context_tokens(), memo_max_tokens=memo_max
     )
+    keep_rendered = settings.CONVMEM_KEEP_RENDERED_INPUTS or bool(
+        profile and profile.keep_rendered_inputs
+    )
     effective = EffectiveProfile(
         name=profile.name if profile else None,
         window_tokens=profile_setting(profile, "window_tokens"),
@@ -73,6 +77,7 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
             message_overhead=MESSAGE_OVERHEAD,
             segment_tokens=segment,
         ),
+        keep_rendered=keep_rendered,
     )
     try:
         validate_encoding(effective.encoding)

@@ -6,6 +6,7 @@ unchanged on PostgreSQL and SQLite.
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,12 +15,14 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from compaction.models import AssemblyRecord, Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.rendering import MessagePayload
 from convmem.models import Tenant
 from threads.models import Message, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
 SUMMARY_TABLE = Summary._meta.db_table
+BLOB_TABLE = ContentBlob._meta.db_table
 
 
 @dataclass(frozen=True)
@@ -39,12 +42,36 @@ class StretchRow:
     tool_call_id: str = ""
 
 
-# Leaf-up, one row per step. A step is taken from row p while fewer than ``min_rows`` rows are
-# read (the current turn's whole tool group), or while p's running total is under the budget
-# (so the first row reaching it is included), or — past the budget — until a row that ends a
-# ready memo has been read (``seen``), within the lookahead cap. Each step is a primary key
-# lookup plus, for ``seen``, one probe of the index on compaction_summary.last_id.
-_STRETCH_SQL = f"""
+@dataclass(frozen=True)
+class StretchSummary:
+    """A ready or pending summary whose last message is on a read stretch."""
+
+    id: int
+    public_id: str
+    status: str
+    first_id: int
+    last_id: int
+    first_public_id: str
+    last_public_id: str
+    text: str
+    token_count: int
+    chain_depth: int
+
+
+# The path leaf-up, one row per step. A step is taken from row p while fewer than ``min_rows``
+# rows are read (the current turn's whole tool group), or while p's running total is under the
+# budget (so the first row reaching it is included), or — past the budget — until a row that
+# ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
+# key lookup plus, for ``seen``, one probe of the index ``summary_live_last`` (``OFFSET 0``
+# keeps PostgreSQL from turning the EXISTS into a hashed read of every ready memo, which it
+# did on tables without statistics).
+#
+# The same statement returns, as rows of other kinds: the contents of the messages the
+# recent turns can show (running total within the budget) and of the first turn (the anchor);
+# the ready and pending memos ending on the stretch, each found by one probe of the index on
+# ``last_id`` per stretch row; and the root's children (the conversation's first turn, found
+# without walking the path when the stretch stops short of it).
+_PATH_CTE = f"""
 WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
     SELECT id, parent_id, 1, token_count + %s, 0
     FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
@@ -52,19 +79,89 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
     SELECT m.id, m.parent_id, path.n + 1, path.total + m.token_count + %s,
            CASE WHEN path.seen = 1 OR EXISTS (
                SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.last_id = m.id AND s.status = 'ready'
+               LIMIT 1 OFFSET 0
            ) THEN 1 ELSE 0 END
     FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
     WHERE path.n < %s
       AND (path.n < %s OR path.total < %s OR (path.seen = 0 AND path.total < %s))
 )
-SELECT m.id, m.public_id, m.role, m.token_count, m.depth,
-       CASE WHEN m.tool_calls IS NULL THEN 0 ELSE 1 END, m.tool_call_id
+"""
+
+_SHOWN = "(path.total <= %s OR m.depth = 1)"
+
+# The memos ending on a stretch row. On PostgreSQL a LATERAL subquery behind OFFSET 0 (which
+# the planner may not flatten into a join) keeps the plan a nested loop of probes of
+# ``summary_live_last`` whatever the statistics say; a fresh or never-analysed table otherwise
+# got a scan of every live memo of every thread. SQLite's planner loops over the CTE rows.
+_MEMOS_ON_STRETCH = {
+    "postgresql": f"""
+    CROSS JOIN LATERAL (
+        SELECT * FROM {SUMMARY_TABLE} s0
+        WHERE s0.last_id = path.id AND s0.status IN ('ready', 'pending') OFFSET 0
+    ) s""",
+    "sqlite": f"""
+    JOIN {SUMMARY_TABLE} s ON s.last_id = path.id AND s.status IN ('ready', 'pending')""",
+}
+
+_READ_SQL = (
+    _PATH_CTE
+    + f"""
+SELECT 'message', path.n, m.id, m.public_id, m.role, m.token_count, m.depth,
+       CASE WHEN m.tool_calls IS NULL THEN 0 ELSE 1 END, m.tool_call_id,
+       CASE WHEN {_SHOWN} THEN 1 ELSE 0 END,
+       CASE WHEN {_SHOWN} THEN m.content END,
+       CASE WHEN {_SHOWN} THEN m.content_parts END,
+       CASE WHEN {_SHOWN} THEN m.tool_calls END,
+       CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), NULL, NULL
 FROM path JOIN {MESSAGE_TABLE} m ON m.id = path.id
-ORDER BY path.n DESC
+UNION ALL
+SELECT 'head', 0, m.id, m.public_id, m.role, m.token_count, m.depth,
+       CASE WHEN m.tool_calls IS NULL THEN 0 ELSE 1 END, m.tool_call_id,
+       1, m.content, m.content_parts, m.tool_calls, NULL, NULL, NULL, NULL
+FROM {MESSAGE_TABLE} m WHERE m.parent_id = %s
+UNION ALL
+SELECT 'memo', path.n, s.id, s.public_id, s.status, s.token_count, s.chain_depth, 0, '',
+       0, s.text, NULL, NULL, s.first_id, s.last_id, f.public_id, l.public_id
+FROM path {{memos}}
+    JOIN {MESSAGE_TABLE} f ON f.id = s.first_id
+    JOIN {MESSAGE_TABLE} l ON l.id = s.last_id
+"""
+)
+
+
+# Which of the request's texts (system prompt, retrieved items) are stored and not erased: the
+# write then stores only the others.
+_BLOBS_SQL = f"""
+UNION ALL
+SELECT 'blob', 0, 0, b.sha256, '', 0, 0, 0, '', 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 IN ({{digests}})
 """
 
 
-def context_stretch(
+def read_sql(vendor: str, *, blobs: int = 0) -> str:
+    """The context read's SQL for a database vendor (``connection.vendor``), checking
+    ``blobs`` content blobs."""
+    sql = _READ_SQL.format(memos=_MEMOS_ON_STRETCH[vendor])
+    if blobs:
+        sql += _BLOBS_SQL.format(digests=", ".join(["%s"] * blobs))
+    return sql
+
+
+@dataclass(frozen=True)
+class ContextRead:
+    """What one context read returns: the stretch root → leaf (the hidden root included if the
+    walk got that far), the payloads of the messages it read content for (by row id), the
+    ready and pending memos ending on the stretch (oldest first), the root's children, and
+    which of the asked-about content blobs are stored (not erased)."""
+
+    rows: list[StretchRow]
+    payloads: dict[int, MessagePayload]
+    summaries: list[StretchSummary]
+    root_children: list[StretchRow]
+    stored_blobs: frozenset[str]
+
+
+def context_read(
     *,
     thread: Thread,
     leaf_id: int,
@@ -73,15 +170,21 @@ def context_stretch(
     per_message_overhead: int,
     max_rows: int,
     min_rows: int = 1,
-) -> list[StretchRow]:
-    """The end of the path at ``leaf_id`` that a context can use, root → leaf (no content).
+    blob_digests: Sequence[str] = (),
+) -> ContextRead:
+    """The end of the path at ``leaf_id`` that a context can use, with what the curator and the
+    renderer need of it. One query.
 
     Reads leaf-up at least ``min_rows`` rows, then until the running cost (``token_count +
     per_message_overhead`` per row) reaches ``budget`` — all the recent turns could use — and
     then on, up to ``lookahead`` tokens in total, only until it has read the last message of
     a ready memo, so the newest memo that ends before the window is on the stretch. Never
-    more than ``max_rows`` rows. Includes the hidden root if the walk got that far. One query.
+    more than ``max_rows`` rows. Contents are read for the rows within ``budget`` and the
+    first turn only: a row shown beyond them (possible when bulky tool results are elided)
+    is read by the caller. ``blob_digests``: the texts of the request to look up in the
+    thread's tenant's content blobs.
     """
+    digests = sorted(set(blob_digests))
     params = [
         per_message_overhead,
         leaf_id,
@@ -91,13 +194,47 @@ def context_stretch(
         min_rows,
         budget,
         max(budget, lookahead),
+        *[budget] * 4,
+        thread.root_id,
+        *([thread.tenant_id, *digests] if digests else []),
     ]
+    rows, payloads, summaries, children, blobs = [], {}, [], [], set()
     with connection.cursor() as cursor:
-        cursor.execute(_STRETCH_SQL, params)
-        return [
-            StretchRow(id_, public_id, role, tokens, depth, bool(calls), call_id)
-            for id_, public_id, role, tokens, depth, calls, call_id in cursor.fetchall()
-        ]
+        cursor.execute(read_sql(connection.vendor, blobs=len(digests)), params)
+        fetched = cursor.fetchall()
+    for kind, n, id_, public_id, role, tokens, depth, calls, call_id, *rest in fetched:
+        has_content, content, parts, tool_calls, *memo = rest
+        if kind == "blob":
+            blobs.add(public_id)
+            continue
+        if kind == "memo":
+            first_id, last_id, first_public_id, last_public_id = memo
+            summaries.append(
+                StretchSummary(
+                    id_,
+                    public_id,
+                    role,
+                    first_id,
+                    last_id,
+                    first_public_id,
+                    last_public_id,
+                    content,
+                    tokens,
+                    depth,
+                )
+            )
+            continue
+        row = StretchRow(id_, public_id, role, tokens, depth, bool(calls), call_id)
+        (rows if kind == "message" else children).append((n, row))
+        if has_content:
+            payloads[id_] = MessagePayload(content, _json(parts), _json(tool_calls), call_id)
+    return ContextRead(
+        rows=[row for _, row in sorted(rows, key=lambda pair: -pair[0])],
+        payloads=payloads,
+        summaries=sorted(summaries, key=lambda summary: summary.id),
+        root_children=[row for _, row in sorted(children, key=lambda pair: pair[1].id)],
+        stored_blobs=frozenset(blobs),
+    )
 
 
 _ANCESTOR_SQL = f"""
@@ -176,51 +313,6 @@ def range_rows(
         )
         for row in rows
     ]
-
-
-@dataclass(frozen=True)
-class StretchSummary:
-    """A ready or pending summary whose last message is on a read stretch."""
-
-    id: int
-    public_id: str
-    status: str
-    first_id: int
-    last_id: int
-    first_public_id: str
-    last_public_id: str
-    text: str
-    token_count: int
-    chain_depth: int
-
-
-def summaries_ending_on(*, message_ids: list[int]) -> list[StretchSummary]:
-    """Ready and pending summaries whose last message is one of ``message_ids`` (a read
-    stretch, so bounded by the window, not by how many memos the thread has).
-
-    One query through the index on ``last_id`` (message ids belong to one thread, so no thread
-    filter is needed, and none tempts the planner onto the thread's index).
-    """
-    rows = (
-        Summary.objects.filter(
-            last_id__in=message_ids,
-            status__in=[Summary.Status.READY, Summary.Status.PENDING],
-        )
-        .order_by("id")
-        .values_list(
-            "id",
-            "public_id",
-            "status",
-            "first_id",
-            "last_id",
-            "first__public_id",
-            "last__public_id",
-            "text",
-            "token_count",
-            "chain_depth",
-        )
-    )
-    return [StretchSummary(*row) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,11 @@ class ModelProfile(models.Model):
         blank=True,
         help_text="The chat model the respond endpoint calls (empty: CONVMEM_CHAT_MODEL).",
     )
+    keep_rendered_inputs = models.BooleanField(
+        default=False,
+        help_text="Keep each model input's rendered text (deduplicated, compressed) for "
+        "CONVMEM_SNAPSHOT_DAYS, for debugging. Off: inputs are recorded as ids and a hash only.",
+    )
     prompt_price = models.DecimalField(
         max_digits=12,
         decimal_places=6,

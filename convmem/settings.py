@@ -100,6 +100,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Behind PgBouncer in transaction mode a server-side cursor (``.iterator()`` on exports and
+    # erasure) may not outlive its transaction's server connection: Django must not use them.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
+        "PGBOUNCER_TRANSACTION_POOLING", default=False
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -297,6 +302,9 @@ CONVMEM_MEMO_FAILURE_BACKOFF = env.int("CONVMEM_MEMO_FAILURE_BACKOFF", default=6
 CONVMEM_MEMO_FAILURE_BACKOFF_MAX = env.int("CONVMEM_MEMO_FAILURE_BACKOFF_MAX", default=6 * 3600)
 
 # --- Audit and compliance (audit/) ----------------------------------------------------------------
+# Keep every thread's rendered model inputs (assembly snapshots, for debugging); a profile can
+# also ask for it alone (keep_rendered_inputs). Off: an input is recorded as ids and a hash only.
+CONVMEM_KEEP_RENDERED_INPUTS = env.bool("CONVMEM_KEEP_RENDERED_INPUTS", default=False)
 # Rendered model inputs (assembly snapshots) are kept this long; the hash and the ids stay.
 CONVMEM_SNAPSHOT_DAYS = env.int("CONVMEM_SNAPSHOT_DAYS", default=7)
 # A deletion request is due this many days after it was received.

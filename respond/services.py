@@ -197,10 +197,11 @@ def _begin(
     turn: UserTurn,
     context: TurnContext,
     assembled: list[Assembly],
+    created: list[RespondRun],
 ) -> tuple[int, dict[str, Any], Thread]:
     """Step 1, inside ``run_idempotent``'s transaction: user turn, input, and the run under the
     key's ``record``. The assembly is handed back in ``assembled`` (its messages are the model
-    input)."""
+    input), the run in ``created``."""
     user = thread_services.message_append(
         thread=thread,
         actor=actor,
@@ -212,13 +213,15 @@ def _begin(
     assembly = _assemble(thread, actor, user, context)
     _model_params(thread, assembly.record, context)
     assembled.append(assembly)
-    RespondRun.objects.create(
+    run = RespondRun.objects.create(
         idempotency=record,
         thread=thread,
         user_message=user,
         assembly=assembly.record,
         leased_until=_lease_end(),
     )
+    run.assistant_message = None
+    created.append(run)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -229,7 +232,9 @@ def _begin(
 
 @dataclass
 class Answering:
-    """A claimed attempt: the model's stream is open (or, for a replay, ``stream`` is None)."""
+    """A claimed attempt and its model input (``assembly``, with the request's ``context``):
+    the model is asked by ``respond_model_open`` (``stream``), or, for a replay of a stored
+    answer, never (``assembly`` is None)."""
 
     run: RespondRun
     thread: Thread
@@ -237,10 +242,12 @@ class Answering:
     attempt: int = 0
     stream: ChatStream | None = None
     resumed: bool = False
+    assembly: Assembly | None = None
+    context: TurnContext | None = None
 
     @property
     def replayed(self) -> bool:
-        return self.stream is None
+        return self.assembly is None
 
 
 def respond_start(
@@ -252,30 +259,47 @@ def respond_start(
     turn: UserTurn,
     context: TurnContext,
 ) -> Answering:
-    """Steps 1 and 3 of the protocol up to the model's response headers; then iterate
-    ``respond_events``. ``thread`` comes with its profile (``thread_get``).
+    """Steps 1 and 3 of the protocol up to the assembled input, without asking the model yet;
+    then iterate ``respond_events`` (which asks it after the ``Started`` event, so a client
+    learns its turn and input as soon as they are stored), or call ``respond_model_open``
+    first to have a model that cannot be asked raise before anything is answered. ``thread``
+    comes with its profile (``thread_get``).
 
     Raises (nothing streamed yet): ``InvalidRequest`` and the other 4xx of an append and of
     ``context_assemble``; ``IdempotencyKeyInFlight`` while another request answers under the
-    key; ``ModelUnavailable`` / ``ModelRefused`` when the model cannot be asked (the user turn
-    stays; a retry with the key resumes).
+    key.
     """
     assembled: list[Assembly] = []
+    created: list[RespondRun] = []
     outcome = run_idempotent(
         tenant=thread.tenant,
         key=key,
         fingerprint=fingerprint,
         thread=thread,
         perform=lambda record: _begin(
-            record, thread=thread, actor=actor, turn=turn, context=context, assembled=assembled
+            record,
+            thread=thread,
+            actor=actor,
+            turn=turn,
+            context=context,
+            assembled=assembled,
+            created=created,
         ),
     )
+    if not outcome.replayed:
+        # The run, its user turn and its input are in hand: nothing is read again.
+        (run,) = created
+        return Answering(
+            run=run,
+            thread=thread,
+            actor=actor,
+            attempt=run.attempt,
+            assembly=assembled[0],
+            context=context,
+        )
     run = RespondRun.objects.select_related("user_message", "assembly", "assistant_message").get(
         idempotency__tenant_id=thread.tenant_id, idempotency__key=key
     )
-    if not outcome.replayed:
-        first = Answering(run=run, thread=thread, actor=actor, attempt=run.attempt)
-        return _open(first, context, assembled[0])
     if run.status == Status.COMPLETE:
         return Answering(run=run, thread=thread, actor=actor)
     attempt = _take_over(run)
@@ -284,7 +308,6 @@ def respond_start(
         if run.status == Status.COMPLETE:
             return Answering(run=run, thread=thread, actor=actor)
         raise IdempotencyKeyInFlight("This turn is being answered by another request; retry later.")
-    answering = Answering(run=run, thread=thread, actor=actor, attempt=attempt, resumed=True)
     try:
         assembly = _assemble(thread, actor, run.user_message, context)
     except BaseException:
@@ -292,11 +315,25 @@ def respond_start(
         raise
     RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(assembly=assembly.record)
     run.assembly = assembly.record
-    return _open(answering, context, assembly)
+    return Answering(
+        run=run,
+        thread=thread,
+        actor=actor,
+        attempt=attempt,
+        resumed=True,
+        assembly=assembly,
+        context=context,
+    )
 
 
-def _open(answering: Answering, context: TurnContext, assembly: Assembly) -> Answering:
+def respond_model_open(answering: Answering) -> None:
+    """Ask the model for the answer (up to its response headers), once; nothing to do for a
+    replay. Raises ``ModelUnavailable`` / ``ModelRefused`` when the model cannot be asked
+    (the claim is released; the user turn stays and a retry with the key resumes)."""
+    if answering.replayed or answering.stream is not None:
+        return
     run = answering.run
+    assembly, context = answering.assembly, answering.context
     try:
         params = _model_params(answering.thread, assembly.record, context)
         answering.stream = chat_stream_open(messages=assembly.messages, params=params)
@@ -306,7 +343,6 @@ def _open(answering: Answering, context: TurnContext, assembly: Assembly) -> Ans
     except BaseException:
         _release(run, answering.attempt, code="internal_error")
         raise
-    return answering
 
 
 def _api_error(error: ModelError) -> ApiError:
@@ -340,15 +376,27 @@ class _Answer:
     def __init__(self, answering: Answering) -> None:
         self.answering = answering
         self.run = answering.run
-        self.stream: ChatStream = answering.stream  # type: ignore[assignment]
+        self.stream: ChatStream | None = None
         self.parts: list[str] = []
         self.length = 0
         self.renew_every = settings.CONVMEM_RESPOND_LEASE_SECONDS / 3
         self.renew_at = monotonic() + self.renew_every
 
     def events(self) -> Iterator[Event]:
+        # The turn and its input are stored: say so before waiting on the model.
         try:
             yield Started(run=self.run, replayed=False, resumed=self.answering.resumed)
+        except GeneratorExit:
+            # Gone before the model was asked: nothing to keep; a retry with the key resumes.
+            _release(self.run, self.answering.attempt, code="client_disconnected")
+            return
+        try:
+            respond_model_open(self.answering)
+        except ApiError as error:
+            yield Failed(run=self.run, error=error)
+            return
+        self.stream = self.answering.stream
+        try:
             for text in self.stream:
                 self._renew_lease()
                 kept = self._keep(text)
@@ -441,13 +489,13 @@ class _Answer:
             message = thread_services.assistant_turn_record(
                 thread=self.answering.thread,
                 actor=self.answering.actor,
-                parent_public_id=run.user_message.public_id,
+                parent=run.user_message,
                 content=text,
                 model=self.stream.model,
                 usage=self._usage(text),
                 assembly_public_id=run.assembly.public_id,
                 status=status,
-                replaces_public_id=previous.public_id if previous else None,
+                replaces=previous,
             )
             run.status = Status.COMPLETE if status == MessageStatus.COMPLETE else Status.INTERRUPTED
             run.assistant_message = message

@@ -33,11 +33,16 @@ SSE_DESCRIPTION = """Server-Sent Events, each `event: <name>` + `data: <JSON>`:
 - `token`: `{text}`, a piece of the answer, as the model streams it;
 - `done`: the stored turn, as the JSON response (`RespondResult`);
 - `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the answer
-  cannot be completed: `model_unavailable` (the model failed mid-answer) and `answer_too_long`
-  (the answer passed the content limit; it is cut there): what was streamed is stored as an
+  cannot be completed: `model_unavailable` (the model could not be asked, or failed
+  mid-answer), `model_error` (the model refused the request) and `answer_too_long` (the answer
+  passed the content limit; it is cut there): what was streamed, if anything, is stored as an
   `interrupted` turn, and a retry with the same Idempotency-Key completes it; `not_found` (the
   thread was deleted meanwhile; nothing is stored); `internal_error`. Every stream ends with
-  `done` or `error`."""
+  `done` or `error`.
+
+`turn` is sent as soon as the user turn and its model input are stored, before the model is
+asked (so a streaming request answers 200 even when the model is down, with `error` after
+`turn`; without streaming that is a 503 or 502)."""
 
 
 # One event of the stream (what SSE-aware tools check each event against).
@@ -200,7 +205,10 @@ class RespondView(APIView):
         )
         headers = {REPLAYED_HEADER: "true"} if answering.replayed else {}
         if fields["stream"]:
+            # The `turn` event leaves before the model is asked; a model that cannot be asked
+            # then answers with an `error` event.
             return _streaming_response(answering, headers)
+        services.respond_model_open(answering)  # 503 / 502 before anything is answered
         for event in services.respond_events(answering):
             if isinstance(event, services.Failed):
                 raise event.error

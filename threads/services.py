@@ -16,9 +16,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import connection, transaction
+from django.utils import timezone
 from rest_framework.exceptions import NotFound
 
-from auditlog.events import Actor, audit_event_record
+from auditlog.events import Actor, audit_event_build, audit_event_record
+from auditlog.models import AuditEvent
+from convmem.db import row_values
 from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
 from convmem.pricing import usage_cost
@@ -253,17 +256,18 @@ def _check_tool_sequence(*, parent: Message, role: str, tool_call_id: str) -> No
         )
 
 
-def _insert_node(
+def _new_node(
     *,
     thread: Thread,
-    parent: Message,
+    parent: Message | None,
     role: str,
     body: TurnBody,
     edits: Message | None = None,
     assembly: str | None = None,
     status: str = MessageStatus.COMPLETE,
 ) -> Message:
-    message = Message.objects.create(
+    """The node to insert, unsaved (``parent`` None: the caller's statement sets it)."""
+    return Message(
         thread=thread,
         parent=parent,
         role=role,
@@ -277,11 +281,33 @@ def _insert_node(
         # The profile is read only for a turn that reports usage (most turns do not).
         cost=usage_cost(thread.profile, body.usage) if body.usage else None,
         token_count=body.token_count,
-        depth=parent.depth + 1,
+        depth=parent.depth + 1 if parent else 0,
         edits=edits,
         assembly_public_id=assembly,
         status=status,
     )
+
+
+def _insert_node(
+    *,
+    thread: Thread,
+    parent: Message,
+    role: str,
+    body: TurnBody,
+    edits: Message | None = None,
+    assembly: str | None = None,
+    status: str = MessageStatus.COMPLETE,
+) -> Message:
+    message = _new_node(
+        thread=thread,
+        parent=parent,
+        role=role,
+        body=body,
+        edits=edits,
+        assembly=assembly,
+        status=status,
+    )
+    message.save(force_insert=True)
     # The public ids the API shows, known here without another query.
     message.parent_public_id = None if parent.role == Role.ROOT else parent.public_id
     message.edits_public_id = edits.public_id if edits else None
@@ -307,6 +333,98 @@ def _record_appended(actor: Actor, thread: Thread, message: Message, **details: 
 def _move_leaf(thread: Thread, leaf: Message) -> None:
     thread.active_leaf = leaf
     thread.save(update_fields=["active_leaf", "updated_at"])
+
+
+# One statement for the common append on PostgreSQL: lock the thread row (FOR NO KEY UPDATE, as
+# ``_lock_thread``), read the parent (the active leaf, or the named node), insert the node under
+# it, move the leaf, write the audit event. It inserts nothing — and the caller takes the
+# ordinary path, which raises the right error or waits its turn — when the thread is deleted,
+# the parent is unknown, the parent opens or ends a tool group (those checks need a walk), or
+# the leaf moved while the lock was awaited: the new leaf, committed after this statement's
+# snapshot, is invisible to it (the ordinary path reads it in a statement of its own).
+_ONE_STATEMENT_APPEND = """
+WITH t AS (
+    SELECT id, active_leaf_id FROM {thread} WHERE id = %s AND deleted_at IS NULL
+    FOR NO KEY UPDATE
+), p AS (
+    SELECT m.id, m.depth, m.public_id, m.role FROM {message} m JOIN t ON {parent}
+    WHERE m.tool_calls IS NULL AND m.role <> 'tool'
+), ins AS (
+    INSERT INTO {message} ({message_columns}, parent_id, depth)
+    SELECT {message_values}, p.id, p.depth + 1 FROM p
+    RETURNING id
+), upd AS (
+    UPDATE {thread} SET active_leaf_id = ins.id, updated_at = %s FROM ins WHERE {thread}.id = %s
+), ev AS (
+    INSERT INTO {event} ({event_columns}, details)
+    SELECT {event_values}, jsonb_build_object(
+        'role', %s::text,
+        'parent_id', CASE WHEN p.role = 'root' THEN NULL ELSE p.public_id END,
+        'tokens', %s::integer)
+    FROM p, ins
+)
+SELECT ins.id, p.id, p.public_id, p.role, p.depth FROM ins, p
+"""
+
+
+def _append_in_one_statement(
+    *,
+    thread: Thread,
+    actor: Actor,
+    role: str,
+    body: TurnBody,
+    parent_public_id: str | None,
+    assembly: str | None,
+) -> Message | None:
+    """The append as one statement (see ``_ONE_STATEMENT_APPEND``); None if it inserted
+    nothing. Atomic on its own, or part of the caller's transaction."""
+    message = _new_node(thread=thread, parent=None, role=role, body=body, assembly=assembly)
+    event = audit_event_build(
+        actor=actor,
+        action="message.appended",
+        tenant_id=thread.tenant_id,
+        thread_public_id=thread.public_id,
+        object_ids=[message.public_id],
+    )
+    node = {k: v for k, v in row_values(message).items() if k not in ("parent_id", "depth")}
+    audit = {k: v for k, v in row_values(event).items() if k != "details"}
+    quote = connection.ops.quote_name
+    if parent_public_id is None:
+        parent, parent_params = "m.id = t.active_leaf_id", []
+    else:
+        parent = "m.thread_id = t.id AND m.public_id = %s AND m.role <> 'root'"
+        parent_params = [parent_public_id]
+    sql = _ONE_STATEMENT_APPEND.format(
+        thread=quote(Thread._meta.db_table),
+        message=quote(Message._meta.db_table),
+        event=quote(AuditEvent._meta.db_table),
+        parent=parent,
+        message_columns=", ".join(quote(c) for c in node),
+        message_values=", ".join(["%s"] * len(node)),
+        event_columns=", ".join(quote(c) for c in audit),
+        event_values=", ".join(["%s"] * len(audit)),
+    )
+    params = [
+        thread.pk,
+        *parent_params,
+        *node.values(),
+        timezone.now(),
+        thread.pk,
+        *audit.values(),
+        role,
+        body.token_count,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    message.pk, message.parent_id, parent_public, parent_role, parent_depth = row
+    message.depth = parent_depth + 1
+    message._state.adding = False
+    message.parent_public_id = None if parent_role == Role.ROOT else parent_public
+    message.edits_public_id = None
+    return message
 
 
 def message_append(
@@ -340,6 +458,19 @@ def message_append(
         model=model,
         usage=usage,
     )
+    if connection.vendor == "postgresql" and role != Role.TOOL:
+        # Checked before the statement: an assembly, once recorded, stays (with its thread).
+        assembly = _assembly_of(thread, assembly_public_id, role)
+        message = _append_in_one_statement(
+            thread=thread,
+            actor=actor,
+            role=role,
+            body=body,
+            parent_public_id=parent_public_id,
+            assembly=assembly,
+        )
+        if message is not None:
+            return message
     with transaction.atomic():
         locked = _lock_thread(thread)
         if parent_public_id is None:
@@ -450,39 +581,36 @@ def assistant_turn_record(
     *,
     thread: Thread,
     actor: Actor,
-    parent_public_id: str,
+    parent: Message,
     content: str,
     model: str,
     usage: dict[str, Any],
     assembly_public_id: str,
     status: str = MessageStatus.COMPLETE,
-    replaces_public_id: str | None = None,
+    replaces: Message | None = None,
 ) -> Message:
     """Store an answer the respond endpoint got from the model: an assistant turn under the
-    user turn it answers (``parent_public_id``), linked to the assembly it answered; it becomes
-    the active leaf. ``status`` ``interrupted``: only the part streamed before the client went
-    away. ``replaces_public_id``: the interrupted answer this one completes; the new turn is
-    its sibling and names it in ``edits_id`` (the interrupted node stays, as any edited node).
+    user turn it answers (``parent``), linked to the assembly it answered; it becomes the
+    active leaf. ``status`` ``interrupted``: only the part streamed before the client went
+    away. ``replaces``: the interrupted answer this one completes; the new turn is its sibling
+    and names it in ``edits_id`` (the interrupted node stays, as any edited node).
 
-    ``usage`` is stored as given (the model's report, or an estimate marked ``estimated``).
-    Takes the thread row lock like every write here.
+    The caller has ``parent``, ``replaces`` and the assembly in hand (nodes of this thread,
+    the assembly recorded for ``parent``), so none is read again. ``usage`` is stored as given
+    (the model's report, or an estimate marked ``estimated``). Takes the thread row lock like
+    every write here.
     """
     body = turn_body_check(thread=thread, role=Role.ASSISTANT, content=content, model=model)
     body = replace(body, usage=usage)
     with transaction.atomic():
         locked = _lock_thread(thread)
-        parent = _node_of(locked, parent_public_id, field="parent_id")
-        replaced = (
-            _node_of(locked, replaces_public_id, field="replaces") if replaces_public_id else None
-        )
-        assembly = _assembly_of(locked, assembly_public_id, Role.ASSISTANT)
         message = _insert_node(
             thread=locked,
             parent=parent,
             role=Role.ASSISTANT,
             body=body,
-            edits=replaced,
-            assembly=assembly,
+            edits=replaces,
+            assembly=assembly_public_id,
             status=status,
         )
         _move_leaf(locked, message)
@@ -492,7 +620,7 @@ def assistant_turn_record(
             message,
             status=status,
             edits_id=message.edits_public_id,
-            assembly_id=assembly,
+            assembly_id=assembly_public_id,
         )
     return message
 

@@ -20,6 +20,13 @@ from threads.models import Message, Thread
 OPERATOR = Actor.system("tests.audit")
 
 
+@pytest.fixture(autouse=True)
+def keep_rendered_inputs(settings: Any) -> None:
+    """Erasure must reach every copy, so these tests keep rendered inputs (snapshots), which
+    are off by default."""
+    settings.CONVMEM_KEEP_RENDERED_INPUTS = True
+
+
 def staff(username: str, *groups: str) -> User:
     user = User.objects.create_user(username, password="x", is_staff=True)
     user.groups.add(*Group.objects.filter(name__in=groups))

@@ -7,6 +7,7 @@ table and every Redis key (or broker file) for it. Another user's data must stay
 import base64
 import json
 import uuid
+import zlib
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from django.db import connection
 
 from audit.deletion import deletion_request_approve, deletion_request_execute
 from audit.models import DeletionRequest
-from compaction.models import Summary
+from compaction.models import RenderedPiece, Summary
 from tests.audit.conftest import grant, wait_for
 from threads.models import Message, Thread
 
@@ -29,8 +30,15 @@ AGENT_TURNS = 3
 
 
 def db_hits(needle: str) -> dict[str, int]:
-    """Rows containing ``needle``, per ``table.column``, over every column of every table."""
+    """Rows containing ``needle``, per ``table.column``, over every column of every table, and
+    the kept inputs' pieces once decompressed."""
     hits = {}
+    pieces = sum(
+        needle.encode() in zlib.decompress(bytes(data))
+        for data in RenderedPiece.objects.values_list("data", flat=True)
+    )
+    if pieces:
+        hits["compaction_renderedpiece.data"] = pieces
     with connection.cursor() as cursor:
         for table in connection.introspection.table_names(cursor):
             for column in connection.introspection.get_table_description(cursor, table):
@@ -197,7 +205,7 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
         "threads_thread.metadata",
         "threads_idempotencyrecord.response_body",
         "compaction_summary.text",
-        "compaction_assemblyrecord.rendered_text",
+        "compaction_renderedpiece.data",
         "compaction_contentblob.text",
     } <= set(planted), planted
 
@@ -221,7 +229,7 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
     survivors = db_hits(bystander)
     assert survivors["threads_message.content"] == TURNS + 2  # the tool result, the user turn
     assert "compaction_summary.text" in survivors
-    assert "compaction_assemblyrecord.rendered_text" in survivors
+    assert "compaction_renderedpiece.data" in survivors
     proof = DeletionRequest.objects.get(pk=request.pk).proof
     assert proof["counts"]["messages"] == TURNS + AGENT_TURNS
     assert proof["counts"]["summaries"] >= 1

@@ -21,7 +21,7 @@ from audit.deletion import (
 from audit.models import DeletionRequest
 from audit.services import legal_hold_place
 from auditlog.models import AuditEvent
-from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.models import AssemblyRecord, ContentBlob, RenderedPiece, Summary
 from tests.audit.conftest import (
     OPERATOR,
     branched_thread,
@@ -207,12 +207,15 @@ def test_execution_erases_every_copy_and_records_proof(acme, officer, idem):
         summary = Summary.objects.get(thread=thread)
         assert (summary.text, summary.status) == (ERASED, "stale")
         assembly = AssemblyRecord.objects.get(thread=thread)
-        assert assembly.rendered_text == ""
+        assert assembly.rendered_pieces is None
         assert assembly.rendered_purged_at
         for record in IdempotencyRecord.objects.filter(thread=thread):
             assert "Alice" not in json.dumps(record.response_body)
     assert not ContentBlob.objects.filter(text__contains="Alice").exists()
     assert ContentBlob.objects.get(text="Shared system prompt.").erased_at is None
+    # The kept inputs' pieces went with the snapshots; the other subject's stay.
+    assert not RenderedPiece.objects.filter(thread__in=(first, second)).exists()
+    assert RenderedPiece.objects.filter(thread=other).exists()
     assert "Bob" in visible(other)[0].content
     assert Summary.objects.get(thread=other).text == "memo: Bob"
 

@@ -77,7 +77,7 @@ def test_it_records_the_assembly_as_ids_and_a_hash(acme):
     assert record.budget["window"] == 8192
     assert record.tokens == r.data["tokens"]
     assert record.rendered_hash == rendered_hash(r.data["messages"])
-    assert "Refunds take 5 business days." in record.rendered_text
+    assert record.rendered_pieces is None  # the text is not kept unless a profile asks
     event = AuditEvent.objects.get(action="assembly.recorded")
     assert event.object_ids == [record.public_id]
     assert "Refunds" not in str(event.details)

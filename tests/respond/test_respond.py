@@ -300,3 +300,63 @@ def test_an_answer_whose_request_died_is_taken_over_once(acme, chat):
         retry.data["assistant_message"]["id"]
     ]
     assert RespondRun.objects.get().attempt == 2
+
+
+def test_the_turn_event_leaves_before_the_model_is_asked(acme, chat):
+    thread = make_thread(acme.tenant)
+    response = respond(acme, thread, "k1", stream=True)
+    chunks = iter(response.streaming_content)
+
+    ((name, turn),) = sse_events(next(chunks))
+
+    # The turn and its input are stored and announced; the model has not been asked yet.
+    assert name == "turn"
+    assert chat.requests == []
+    record = AssemblyRecord.objects.get(public_id=turn["assembly_id"])
+    assert Message.objects.get(public_id=turn["user_message_id"]).pk == record.leaf_id
+    rest = sse_events(b"".join(chunks))
+    assert [name for name, _ in rest][-1] == "done"
+    assert {name for name, _ in rest[:-1]} == {"token"}
+    assert len(chat.requests) == 1
+
+
+def test_a_stream_whose_model_is_down_says_so_after_the_turn(acme, chat):
+    thread = make_thread(acme.tenant)
+    chat.configure(mode="error500")
+
+    events = streamed(respond(acme, thread, "k1", stream=True))
+
+    assert [name for name, _ in events] == ["turn", "error"]
+    assert events[1][1]["code"] == "model_unavailable"
+    run = RespondRun.objects.get()
+    assert (run.status, run.assistant_message) == ("failed", None)
+    chat.configure(mode="ok")
+    retry = streamed(respond(acme, thread, "k1", stream=True))
+    assert retry[0][1]["resumed"] is True
+    assert retry[-1][0] == "done"
+
+
+def test_a_client_gone_after_the_turn_event_frees_the_key(acme, chat):
+    thread = make_thread(acme.tenant)
+    # The view itself (the test client wraps streams in its own closing logic).
+    request = APIRequestFactory().post(
+        f"/api/v1/threads/{thread.public_id}/respond",
+        {"content": "My order ORD-1234 arrived broken.", **BUDGET, "stream": True},
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {acme.key}",
+        HTTP_IDEMPOTENCY_KEY="k1",
+    )
+    response = RespondView.as_view()(request, thread_id=thread.public_id)
+    chunks = iter(response.streaming_content)
+    next(chunks)
+
+    # The client goes away (as a WSGI server does, without closing the test's connection).
+    request_finished.disconnect(close_old_connections)
+    try:
+        response.close()
+    finally:
+        request_finished.connect(close_old_connections)
+
+    assert chat.requests == []
+    assert RespondRun.objects.get().status == "failed"
+    assert streamed(respond(acme, thread, "k1", stream=True))[-1][0] == "done"

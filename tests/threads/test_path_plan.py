@@ -59,12 +59,29 @@ def bulk_threads(tenant, *, count: int, messages: int) -> list[Thread]:
     return threads
 
 
+def unanalysed(*models: Any) -> None:
+    """Keep autovacuum from analysing these tables during the test: their plans must not
+    depend on statistics (a fresh database, or one with autovacuum off, has none)."""
+    with connection.cursor() as cursor:
+        for model in models:
+            cursor.execute(f"ALTER TABLE {model._meta.db_table} SET (autovacuum_enabled = false)")
+
+
 @pytest.fixture
 def deep_thread(acme) -> Thread:
     bulk_threads(acme.tenant, count=50, messages=200)
     (thread,) = bulk_threads(acme.tenant, count=1, messages=2_000)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {Message._meta.db_table}")
+    thread.refresh_from_db()
+    return thread
+
+
+@pytest.fixture
+def unanalysed_deep_thread(acme) -> Thread:
+    unanalysed(Message, Summary)
+    bulk_threads(acme.tenant, count=50, messages=200)
+    (thread,) = bulk_threads(acme.tenant, count=1, messages=2_000)
     thread.refresh_from_db()
     return thread
 
@@ -113,18 +130,24 @@ def test_path_page_plan(deep_thread):
     assert [m.depth for m in page.messages] == list(range(2_000 - LIMIT + 1, 2_001))
 
 
-def test_context_stretch_plan(deep_thread):
+def read_params(thread: Thread, *, budget: int) -> list[Any]:
+    """``context_read``'s parameters: 3 tokens + 4 overhead per message, no lookahead."""
+    walk = [4, thread.active_leaf_id, thread.pk, 4, 10_000, 1, budget, budget]
+    return [*walk, *[budget] * 4, thread.root_id]
+
+
+def test_context_read_plan(deep_thread):
     # 10 messages of 3 tokens + 4 overhead reach a 70-token budget (no memo to look ahead for).
-    params = [4, deep_thread.active_leaf_id, deep_thread.pk, 4, 10_000, 1, 70, 70]
+    plan = explain(compaction_selectors.read_sql("postgresql"), read_params(deep_thread, budget=70))
 
-    plan = explain(compaction_selectors._STRETCH_SQL, params)
+    walk = next(n for n in nodes(plan) if n["Node Type"] == "Recursive Union")
+    assert walk["Actual Rows"] == 10
+    assert {n["Node Type"] for n in message_scans(plan)} <= {"Index Scan", "Index Only Scan"}
+    assert max(n["Actual Rows"] * n["Actual Loops"] for n in message_scans(plan)) <= 10
 
-    assert_leaf_up_and_bounded(plan, rows=10)
 
-
-def test_the_memos_a_context_reads_are_found_by_their_last_message(deep_thread):
-    """However many memos the table holds, the per-turn read probes the index on ``last_id``
-    for the stretch's messages and reads only the memos ending there."""
+def ready_memos(every: int) -> list[Summary]:
+    """A ready memo of each run of ``every`` messages of every bulk thread."""
     memos = []
     for thread in Thread.objects.exclude(active_leaf=None):
         chain = list(Message.objects.filter(thread=thread).exclude(role="root").order_by("depth"))
@@ -132,30 +155,49 @@ def test_the_memos_a_context_reads_are_found_by_their_last_message(deep_thread):
             Summary(
                 thread=thread,
                 first=chain[0],
-                segment_first=chain[i * 4],
-                last=chain[i * 4 + 3],
+                segment_first=chain[i * every],
+                last=chain[i * every + every - 1],
                 status=Summary.Status.READY,
                 text="memo",
                 fingerprint=str(i),
-                covered_ids=[m.public_id for m in chain[i * 4 : i * 4 + 4]],
+                covered_ids=[m.public_id for m in chain[i * every : (i + 1) * every]],
             )
-            for i in range(len(chain) // 4)
+            for i in range(len(chain) // every)
         ]
-    Summary.objects.bulk_create(memos, batch_size=2_000)
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {Summary._meta.db_table}")
-    tail = Message.objects.filter(thread=deep_thread).order_by("-depth")[:10]
-    stretch = [m.pk for m in tail]
+    return Summary.objects.bulk_create(memos, batch_size=2_000)
 
-    found = compaction_selectors.summaries_ending_on(message_ids=stretch)
-    queryset = Summary.objects.filter(
-        last_id__in=stretch, status__in=[Summary.Status.READY, Summary.Status.PENDING]
+
+def test_the_memos_a_context_reads_are_found_by_their_last_message(unanalysed_deep_thread):
+    """However many memos the table holds, and with no statistics at all (the tables were
+    never analysed), the per-turn read probes the index on ``last_id`` once per stretch row
+    and reads only the memos ending there."""
+    thread = unanalysed_deep_thread
+    memos = ready_memos(every=4)
+    # Past the 70-token budget the walk goes on only to the end of the next ready memo.
+    params = read_params(thread, budget=70)
+    params[7] = 10_000  # lookahead
+
+    plan = explain(compaction_selectors.read_sql("postgresql"), params)
+    read = compaction_selectors.context_read(
+        thread=thread,
+        leaf_id=thread.active_leaf_id,
+        budget=70,
+        lookahead=10_000,
+        per_message_overhead=4,
+        max_rows=10_000,
     )
-    sql, params = queryset.query.sql_with_params()
-    plan = explain(sql, list(params))
 
     assert len(memos) > 2_500
     summary_scans = [n for n in nodes(plan) if n.get("Relation Name") == Summary._meta.db_table]
-    assert {n["Node Type"] for n in summary_scans} <= {"Index Scan", "Bitmap Heap Scan"}
-    assert max(n["Actual Rows"] * n.get("Actual Loops", 1) for n in summary_scans) <= 3
-    assert len(found) == 3  # the memos ending on the last ten messages
+    assert summary_scans
+    assert {n["Node Type"] for n in summary_scans} == {"Index Scan"}
+    assert {n["Index Name"] for n in summary_scans} == {"summary_live_last"}
+    # Ten messages reach the budget; a memo ends on every fourth (the leaf's depth, 2,000, too).
+    assert len(read.rows) == 10
+    assert max(n["Actual Rows"] * n.get("Actual Loops", 1) for n in summary_scans) <= 10
+    ending = [row.id for row in read.rows if row.depth % 4 == 0]
+    assert [s.last_id for s in read.summaries] == ending
+    assert len(ending) == 3
+    # Messages: by primary key, and the root's children through the index on parent_id.
+    assert "Seq Scan" not in {n["Node Type"] for n in message_scans(plan)}
+    assert max(n["Actual Rows"] * n.get("Actual Loops", 1) for n in message_scans(plan)) <= 10

@@ -1,0 +1,136 @@
+"""What /respond adds over calling the model directly, against the local streaming server.
+
+The model is ``tests/support/chat_server.py`` on loopback, streaming a 200-word answer one word
+per chunk (``--chunk-delay`` seconds apart, default 1 ms). Each round, interleaved:
+
+- direct: the OpenAI SDK streams a completion of the same input from the server;
+- convmem: ``POST /api/v1/threads/{id}/respond`` with ``stream: true`` through the Django
+  stack in process (auth, idempotency, append the user turn, assemble its input, ask the
+  model, relay the tokens, store the answer), read event by event.
+
+Printed: p50 time to the first token (direct: first content chunk; convmem: first ``token``
+event) and to the end (convmem: the ``done`` event, after the answer is stored), the
+difference and the ratio. Limits: first token <= 10 ms over direct, total <= 1.2x.
+
+    .venv/bin/python bench/respond_overhead.py [--rounds 60]     # SQLite (temporary file)
+    DATABASE_URL=postgres://… CONVMEM_BENCH_DB=… .venv/bin/python bench/respond_overhead.py
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import bench_database
+from bench.long_conversation import SYSTEM, user_turn
+from tests.support.chat_server import ChatServer
+
+MODEL = "bench-chat-model"
+WORDS = 200
+MAX_FIRST_TOKEN_MS = 10.0
+MAX_TOTAL_RATIO = 1.2
+
+
+def direct(base_url: str, messages: list[dict[str, str]]) -> tuple[float, float]:
+    """(seconds to the first content chunk, seconds to the end of the stream)."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="not-needed")
+    started = time.perf_counter()
+    first = None
+    stream = client.chat.completions.create(model=MODEL, messages=messages, stream=True)
+    for chunk in stream:
+        if first is None and chunk.choices and chunk.choices[0].delta.content:
+            first = time.perf_counter() - started
+    return first or 0.0, time.perf_counter() - started
+
+
+def through_convmem(client, thread_id: str, key: str, content: str) -> tuple[float, float]:
+    """(seconds to the first ``token`` event, seconds to ``done``)."""
+    started = time.perf_counter()
+    response = client.post(
+        f"/api/v1/threads/{thread_id}/respond",
+        {"content": content, "system": SYSTEM, "stream": True},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=key,
+    )
+    first = None
+    done = False
+    for chunk in response.streaming_content:
+        if first is None and chunk.startswith(b"event: token"):
+            first = time.perf_counter() - started
+        done = done or chunk.startswith(b"event: done")
+    if not done:
+        raise SystemExit(f"respond did not finish: {chunk!r}")
+    return first or 0.0, time.perf_counter() - started
+
+
+def p50_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1e3
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--chunk-delay", type=float, default=0.001)
+    args = parser.parse_args()
+    with ChatServer() as server:
+        server.configure(
+            reply=" ".join(f"word{i}" for i in range(WORDS)), chunk_delay=args.chunk_delay
+        )
+        os.environ.update(CONVMEM_CHAT_BASE_URL=server.base_url, CONVMEM_CHAT_MODEL=MODEL)
+        with bench_database() as database:
+            from rest_framework.test import APIClient
+
+            from convmem.tenancy import tenant_create
+            from threads.models import Thread
+
+            _, _, key = tenant_create(name="bench-respond")
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+            thread_id = client.post("/api/v1/threads", {"user_ref": "bench"}, format="json")
+            thread_id = thread_id.data["id"]
+            times: dict[str, tuple[list[float], list[float]]] = {
+                "direct": ([], []),
+                "convmem": ([], []),
+            }
+            for index in range(args.rounds + 5):
+                content = user_turn(index)
+                history = [
+                    {"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": content},
+                ]
+                measured = [
+                    ("direct", direct(server.base_url, history)),
+                    ("convmem", through_convmem(client, thread_id, f"k{index}", content)),
+                ]
+                if index < 5:
+                    continue  # warm-up: connections, caches, the first memo requests
+                for name, (first, total) in measured:
+                    times[name][0].append(first)
+                    times[name][1].append(total)
+            turns = Thread.objects.get(public_id=thread_id).active_leaf.depth
+
+    first_over = p50_ms(times["convmem"][0]) - p50_ms(times["direct"][0])
+    total_ratio = p50_ms(times["convmem"][1]) / p50_ms(times["direct"][1])
+    print(
+        f"\n/respond vs the model called directly, {args.rounds} rounds on {database}, "
+        f"{WORDS}-word answers, {args.chunk_delay * 1e3:.1f} ms between chunks "
+        f"({turns} messages in the thread at the end)"
+    )
+    print(f"{'':<10}{'first token p50 ms':>20}{'total p50 ms':>15}")
+    for name, (first, total) in times.items():
+        print(f"{name:<10}{p50_ms(first):>20.1f}{p50_ms(total):>15.1f}")
+    print(
+        f"first token: +{first_over:.1f} ms (limit {MAX_FIRST_TOKEN_MS:.0f}); total: "
+        f"{total_ratio:.2f}x (limit {MAX_TOTAL_RATIO})"
+    )
+    return 0 if first_over <= MAX_FIRST_TOKEN_MS and total_ratio <= MAX_TOTAL_RATIO else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""An append costs a fixed handful of statements, BEGIN and COMMIT counted.
+
+PostgreSQL: one statement (lock the thread row, read the parent, insert the node, move the
+leaf, write the audit event), atomic on its own; an answer naming its assembly adds the check
+that the assembly is the thread's. SQLite (in-process, no round trips): BEGIN IMMEDIATE, the
+thread, the parent, the insert, the leaf move, the audit event, COMMIT.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from auditlog.models import AuditEvent
+from tests.conftest import SYSTEM, make_thread
+from threads import services
+from threads.models import Message, Thread
+
+# Real transactions: inside a test transaction, atomic() would send SAVEPOINTs instead.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BUDGET = {"postgresql": 3, "sqlite": 7}
+
+
+def appended(thread: Thread, **fields) -> tuple[Message, list[str]]:
+    thread = Thread.objects.select_related("profile").get(pk=thread.pk)
+    with CaptureQueriesContext(connection) as captured:
+        message = services.message_append(thread=thread, actor=SYSTEM, **fields)
+    return message, [query["sql"] for query in captured.captured_queries]
+
+
+def test_an_append_is_a_handful_of_statements(acme):
+    thread = make_thread(acme.tenant, turns=4)
+    leaf = thread.active_leaf
+
+    message, sent = appended(thread, role="user", content="Where is my order?")
+
+    assert len(sent) <= BUDGET[connection.vendor], sent
+    thread.refresh_from_db()
+    assert thread.active_leaf_id == message.pk
+    stored = Message.objects.get(pk=message.pk)
+    assert (stored.parent_id, stored.depth, stored.public_id) == (
+        leaf.pk,
+        leaf.depth + 1,
+        message.public_id,
+    )
+    assert message.parent_public_id == leaf.public_id
+    event = AuditEvent.objects.filter(action="message.appended").latest("id")
+    assert event.object_ids == [message.public_id]
+    assert event.details == {
+        "role": "user",
+        "parent_id": leaf.public_id,
+        "tokens": stored.token_count,
+    }
+
+
+def test_the_first_message_hangs_under_the_hidden_root(acme):
+    thread = make_thread(acme.tenant)
+
+    message, sent = appended(thread, role="user", content="Hello")
+
+    assert len(sent) <= BUDGET[connection.vendor], sent
+    assert message.parent_public_id is None
+    assert Message.objects.get(pk=message.pk).parent_id == thread.root_id
+    event = AuditEvent.objects.filter(action="message.appended").latest("id")
+    assert event.details["parent_id"] is None
+
+
+def test_the_count_does_not_grow_with_the_thread(acme):
+    small, big = make_thread(acme.tenant, turns=2), make_thread(acme.tenant, turns=60)
+
+    assert len(appended(small, role="user", content="x")[1]) == len(
+        appended(big, role="user", content="x")[1]
+    )
