@@ -38,18 +38,29 @@ request extends the newest ready memo on the path with the next segment of turns
 ``policy.segment_tokens`` of them, so a memo writer never reads more than one memo and one
 bounded segment. ``goal_id`` says how far the chain should reach; the writer requests the
 following segments itself.
+
+**Recall.** When the history does not fit, the caller may pass ``recalled``: older turns that
+match the current turn (found by a full-text index), best first. The curator then sets aside a
+recall slot of ``recall_slot(available)`` tokens (like retrieved material, before the recent
+turns are chosen) and places the candidates in rank order, each as one message, skipping any
+already shown (recent turns, anchor) and any that does not fit: in the slot plus whatever room
+the plan left, never more than ``policy.recall_max_tokens`` in all. With no candidate to place
+the plan is exactly the one without recall. The budget becomes::
+
+    system + memo + anchor + recalled + retrieved + recent + reserve <= window
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from math import floor
 from typing import Protocol
 
-VERSION = "curator/3"
+VERSION = "curator/4"
 # Versions whose records can still be replayed (rendered from their stored items): curator/1
-# and curator/2 grew one memo from the first message; they are no longer run.
-KNOWN_VERSIONS = ("curator/1", "curator/2", VERSION)
+# and curator/2 grew one memo from the first message; curator/3 had no recall. None of them
+# runs any more.
+KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", VERSION)
 TASK_ROLE = "user"
 TOOL_ROLE = "tool"
 
@@ -158,7 +169,9 @@ class Policy:
 
     ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit. The memo slot is
     ``memo_max_tokens`` (+ overhead), at most ``1 - high_water`` of the available budget; a
-    slot smaller than ``min_memo_tokens`` is not worth a memo. A memo is requested once the
+    slot smaller than ``min_memo_tokens`` is not worth a memo. ``recall_max_tokens`` caps the
+    recalled section (overheads included; 0: recall off); its slot is at most ``1 -
+    high_water`` of the available budget too. A memo is requested once the
     turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room;
     one request covers at most ``segment_tokens`` of new turns (what a memo writer can read
     next to the previous memo). ``message_overhead`` equals
@@ -171,6 +184,7 @@ class Policy:
     message_overhead: int = 4
     segment_tokens: int = 8192
     min_memo_tokens: int = 96
+    recall_max_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.min_recent_turns < 1:
@@ -183,6 +197,7 @@ class Policy:
             memo_max_tokens=self.memo_max_tokens,
             message_overhead=self.message_overhead,
             min_memo_tokens=self.min_memo_tokens,
+            recall_max_tokens=self.recall_max_tokens,
         )
 
 
@@ -218,6 +233,7 @@ class Tokens:
     retrieved: int
     recent: int
     total: int
+    recalled: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +244,9 @@ class Plan:
     (the task statement, when it is on the path), ``recent`` (a suffix of whole units ending
     with the current turn) and ``dropped`` partition the path, each in path order. The anchor
     may instead be the ``head`` turn, which is not on the path. ``elided`` lists the recent
-    tool results shown as a marker.
+    tool results shown as a marker. ``recalled`` (in id order, which is path order) are older
+    turns shown as excerpts: never a recent or anchor turn; one on the given path stays in
+    ``covered`` or ``dropped`` too (it lost its place in the conversation, not its content).
     """
 
     version: str
@@ -240,6 +258,7 @@ class Plan:
     elided: tuple[int, ...]
     request: MemoRequest | None
     tokens: Tokens
+    recalled: tuple[int, ...] = ()
 
 
 class Curator(Protocol):
@@ -253,6 +272,7 @@ class Curator(Protocol):
         policy: Policy,
         *,
         head: Turn | None = None,
+        recalled: Sequence[Turn] = (),
     ) -> Plan: ...
 
 
@@ -285,7 +305,70 @@ def memo_slot(available: int, policy: Policy) -> int:
     return max(0, min(policy.memo_max_tokens + policy.message_overhead, share))
 
 
+def recall_slot(available: int, policy: Policy) -> int:
+    """Tokens set aside for recalled turns when the history does not fit and there are
+    candidates: ``recall_max_tokens``, at most ``1 - high_water`` of ``available``."""
+    share = floor((1 - policy.high_water) * max(available, 0))
+    return max(0, min(policy.recall_max_tokens, share))
+
+
 def curate(
+    path: Sequence[Turn],
+    memos: Sequence[Memo],
+    budget: Budget,
+    policy: Policy,
+    *,
+    head: Turn | None = None,
+    recalled: Sequence[Turn] = (),
+) -> Plan:
+    """Lay out the model input for ``path`` within ``budget``, with room for ``recalled``
+    candidates (best first; see "Recall" in the module docstring) when the history does not
+    fit. Otherwise as ``curate_history``."""
+    plan = curate_history(path, memos, budget, policy, head=head)
+    if policy.recall_max_tokens == 0 or not _history_hidden(plan, head):
+        return plan
+    shown = {*plan.recent, *plan.anchor}
+    if all(turn.id in shown for turn in recalled):
+        return plan
+    slot = recall_slot(budget.available, policy)
+    carved = replace(budget, retrieved=budget.retrieved + slot)
+    try:
+        base = curate_history(path, memos, carved, policy, head=head)
+    except BudgetTooSmall:
+        return plan
+    return _with_recalled(base, budget, policy, recalled, slot) or plan
+
+
+def _history_hidden(plan: Plan, head: Turn | None) -> bool:
+    """Whether some of the history is not shown verbatim (so recall has something to do)."""
+    return bool(plan.dropped or plan.covered or head is not None)
+
+
+def _with_recalled(
+    base: Plan, budget: Budget, policy: Policy, candidates: Sequence[Turn], slot: int
+) -> Plan | None:
+    """``base`` (planned with ``slot`` set aside) with the candidates that fit placed, in rank
+    order, within the slot plus the room ``base`` left and within ``recall_max_tokens``; None
+    when none fits."""
+    spent = base.tokens.total - slot  # base counted the slot as retrieved material
+    room = min(policy.recall_max_tokens, budget.window - budget.reserve - spent)
+    taken: set[int] = {*base.recent, *base.anchor}
+    placed: list[int] = []
+    cost = 0
+    for turn in candidates:
+        turn_cost = turn.tokens + policy.message_overhead
+        if turn.id in taken or cost + turn_cost > room:
+            continue
+        taken.add(turn.id)
+        placed.append(turn.id)
+        cost += turn_cost
+    if not placed:
+        return None
+    tokens = replace(base.tokens, retrieved=budget.retrieved, recalled=cost, total=spent + cost)
+    return replace(base, recalled=tuple(sorted(placed)), tokens=tokens)
+
+
+def curate_history(
     path: Sequence[Turn],
     memos: Sequence[Memo],
     budget: Budget,

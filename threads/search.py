@@ -1,0 +1,236 @@
+"""Full-text search over message content: one index, read by the search API, the admin's message
+search and context recall.
+
+What is indexed: a message's ``content`` (for a message sent as content parts, its text parts)
+and the name and arguments of each tool call it makes; a tool result's output is its content.
+Erased messages are not in the index, and the hidden root never matches (it has no content).
+
+- **PostgreSQL**: a GIN index on ``to_tsvector('simple', …)`` of that text (``SEARCH_DOCUMENT``),
+  partial on ``erased_at IS NULL``. The database keeps it in step with every INSERT and UPDATE,
+  in the writing transaction: a tombstone (which sets ``erased_at``) takes the message out of the
+  index when the erasure commits. The ``simple`` configuration neither stems nor drops stop
+  words, so ids, codes and text in any language match as written (case-insensitively).
+- **SQLite** (the embedded default): an FTS5 table ``threads_message_fts`` (``unicode61``
+  tokenizer, diacritics folded) filled by triggers on the message table, so every write —
+  service, bulk ``update()``, erasure — keeps it in step in the same transaction. Django's
+  SQLite schema editor rebuilds a table for some ``ALTER``s, which drops its triggers:
+  ``search_index_ensure`` (run after every ``migrate``) creates any that are missing.
+
+Queries: every word of the query must occur (AND), case-insensitively, on both backends.
+Snippets come back HTML-escaped with the matched words in ``<mark>…</mark>``.
+"""
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import BooleanField, Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
+
+from threads.models import Message
+
+MESSAGE_TABLE = Message._meta.db_table
+FTS_TABLE = "threads_message_fts"
+PG_INDEX = "message_search_idx"
+PG_CONFIG = "simple"
+# At most this many words of a query are used (a pasted page is not a query).
+MAX_QUERY_TERMS = 32
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Marks around matched words inside snippets, turned into <mark> after escaping the text.
+_START, _STOP = "\x02", "\x03"
+
+
+def _pg_document(table: str = "") -> str:
+    prefix = f'"{table}".' if table else ""
+    return (
+        f"(to_tsvector('{PG_CONFIG}'::regconfig, {prefix}content) || "
+        f"jsonb_to_tsvector('{PG_CONFIG}'::regconfig, "
+        f"COALESCE(jsonb_path_query_array({prefix}tool_calls, '$[*].function'), '[]'::jsonb), "
+        """'["string"]'))"""
+    )
+
+
+# The indexed expression; queries must spell it the same way for the planner to use the index.
+SEARCH_DOCUMENT = _pg_document()
+
+_SQLITE_BODY = """new.content || ' ' || COALESCE((
+    SELECT group_concat(
+        COALESCE(json_extract(value, '$.function.name'), '') || ' ' ||
+        COALESCE(json_extract(value, '$.function.arguments'), ''), ' ')
+    FROM json_each(new.tool_calls)), '')"""
+
+SQLITE_SCHEMA = [
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(
+        body, tokenize = 'unicode61 remove_diacritics 2')""",
+    f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_insert AFTER INSERT ON {MESSAGE_TABLE}
+    WHEN new.erased_at IS NULL AND new.role <> 'root'
+    BEGIN
+        INSERT INTO {FTS_TABLE}(rowid, body) VALUES (new.id, {_SQLITE_BODY});
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_update
+    AFTER UPDATE OF content, tool_calls, erased_at ON {MESSAGE_TABLE}
+    BEGIN
+        DELETE FROM {FTS_TABLE} WHERE rowid = old.id;
+        INSERT INTO {FTS_TABLE}(rowid, body)
+            SELECT new.id, {_SQLITE_BODY} WHERE new.erased_at IS NULL AND new.role <> 'root';
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_delete AFTER DELETE ON {MESSAGE_TABLE}
+    BEGIN
+        DELETE FROM {FTS_TABLE} WHERE rowid = old.id;
+    END""",
+]
+SQLITE_TRIGGERS = [f"{FTS_TABLE}_insert", f"{FTS_TABLE}_update", f"{FTS_TABLE}_delete"]
+SQLITE_BACKFILL = f"""
+INSERT INTO {FTS_TABLE}(rowid, body)
+SELECT id, {_SQLITE_BODY.replace("new.", "")} FROM {MESSAGE_TABLE}
+WHERE erased_at IS NULL AND role <> 'root'
+"""
+
+PG_SCHEMA = [
+    f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {MESSAGE_TABLE} USING gin ({SEARCH_DOCUMENT}) "
+    "WHERE erased_at IS NULL"
+]
+
+
+def search_index_ensure(db: BaseDatabaseWrapper) -> None:
+    """Create the index (and, on SQLite, its triggers) where missing. Idempotent; run by the
+    migration that introduces the index and after every ``migrate``. A new FTS5 table is filled
+    from the messages that exist."""
+    if db.vendor == "postgresql":
+        with db.cursor() as cursor:
+            for statement in PG_SCHEMA:
+                cursor.execute(statement)
+    elif db.vendor == "sqlite":
+        with db.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS_TABLE])
+            new = cursor.fetchone() is None
+            for statement in SQLITE_SCHEMA:
+                cursor.execute(statement)
+            if new:
+                cursor.execute(SQLITE_BACKFILL)
+
+
+def search_index_drop(db: BaseDatabaseWrapper) -> None:
+    with db.cursor() as cursor:
+        if db.vendor == "postgresql":
+            cursor.execute(f"DROP INDEX IF EXISTS {PG_INDEX}")
+        elif db.vendor == "sqlite":
+            for trigger in SQLITE_TRIGGERS:
+                cursor.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            cursor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
+def query_terms(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct words of ``text``, lower-cased, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        seen.setdefault(word, None)
+        if len(seen) == limit:
+            break
+    return list(seen)
+
+
+def _fts_match(terms: Sequence[str]) -> str:
+    """An FTS5 query requiring every term: each quoted, so no word is read as an operator."""
+    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _pg_query(terms: Sequence[str]) -> str:
+    return " ".join(terms)
+
+
+def matches(terms: Sequence[str]) -> Q | RawSQL:
+    """A filter for ``Message`` querysets: the messages holding every one of ``terms``, through
+    the index. The caller also filters ``erased_at__isnull=True`` (on PostgreSQL the index is
+    partial on it; on SQLite erased messages are not in the index at all)."""
+    if connection.vendor == "postgresql":
+        return RawSQL(
+            f"{_pg_document(MESSAGE_TABLE)} @@ plainto_tsquery('{PG_CONFIG}', %s)",
+            [_pg_query(terms)],
+            output_field=BooleanField(),
+        )
+    return Q(
+        pk__in=RawSQL(
+            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [_fts_match(terms)]
+        )
+    )
+
+
+def snippet_of(terms: Sequence[str]) -> RawSQL:
+    """An annotation: a short passage of each matching message with the terms marked (between
+    ``_START`` and ``_STOP``; see ``snippet_html``)."""
+    if connection.vendor == "postgresql":
+        options = f"StartSel={_START}, StopSel={_STOP}, MaxWords=24, MinWords=8, MaxFragments=2"
+        text = (
+            f'"{MESSAGE_TABLE}".content || COALESCE(\' \' || '
+            f"jsonb_path_query_array(\"{MESSAGE_TABLE}\".tool_calls, '$[*].function')::text, '')"
+        )
+        return RawSQL(
+            f"ts_headline('{PG_CONFIG}', {text}, plainto_tsquery('{PG_CONFIG}', %s), %s)",
+            [_pg_query(terms), options],
+            output_field=TextField(),
+        )
+    return RawSQL(
+        f"""(SELECT snippet({FTS_TABLE}, 0, %s, %s, '…', 24) FROM {FTS_TABLE}
+        WHERE {FTS_TABLE} MATCH %s AND rowid = "{MESSAGE_TABLE}".id)""",
+        [_START, _STOP, _fts_match(terms)],
+        output_field=TextField(),
+    )
+
+
+def snippet_html(raw: str | None) -> str:
+    """A snippet as safe HTML: the text escaped, the matched words in ``<mark>``."""
+    escaped = html.escape(raw or "")
+    return escaped.replace(_START, "<mark>").replace(_STOP, "</mark>")
+
+
+@dataclass(frozen=True)
+class TermHit:
+    """A message of a thread holding one query term."""
+
+    term: str
+    message_id: int
+    depth: int
+
+
+def thread_term_hits(
+    *, thread_id: int, terms: Sequence[str], below_depth: int, per_term: int
+) -> list[TermHit]:
+    """For each term, up to ``per_term`` live messages of the thread above ``below_depth`` that
+    hold it (through the index), newest first. One query. A term with ``per_term`` hits is
+    common in the thread (the caller reads that as "no information")."""
+    if not terms:
+        return []
+    if connection.vendor == "postgresql":
+        one = (
+            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s AND depth < %s "
+            f"AND erased_at IS NULL AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) "
+            "ORDER BY id DESC LIMIT %s)"
+        )
+        params = [[term, thread_id, below_depth, term, per_term] for term in terms]
+    else:
+        one = (
+            f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
+            f"JOIN {MESSAGE_TABLE} m ON m.id = f.rowid WHERE {FTS_TABLE} MATCH %s "
+            "AND m.thread_id = %s AND m.depth < %s ORDER BY m.id DESC LIMIT %s)"
+        )
+        params = [[term, _fts_match([term]), thread_id, below_depth, per_term] for term in terms]
+    sql = " UNION ALL ".join([one] * len(terms))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for group in params for value in group])
+        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+
+
+def message_search(
+    queryset: QuerySet[Message], text: str
+) -> tuple[QuerySet[Message], list[str]]:
+    """``queryset`` narrowed to live messages holding every word of ``text`` (none if it has
+    no words), annotated with ``search_snippet``; and the words used."""
+    terms = query_terms(text)
+    if not terms:
+        return queryset.none(), terms
+    found = queryset.filter(matches(terms), erased_at__isnull=True)
+    return found.annotate(search_snippet=snippet_of(terms)), terms
