@@ -24,13 +24,15 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BooleanField, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 
-from threads.models import Message
+from convmem.models import Tenant
+from threads.models import Message, Role, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
 FTS_TABLE = "threads_message_fts"
@@ -165,7 +167,7 @@ def snippet_of(terms: Sequence[str]) -> RawSQL:
     if connection.vendor == "postgresql":
         options = f"StartSel={_START}, StopSel={_STOP}, MaxWords=24, MinWords=8, MaxFragments=2"
         text = (
-            f'"{MESSAGE_TABLE}".content || COALESCE(\' \' || '
+            f"\"{MESSAGE_TABLE}\".content || COALESCE(' ' || "
             f"jsonb_path_query_array(\"{MESSAGE_TABLE}\".tool_calls, '$[*].function')::text, '')"
         )
         return RawSQL(
@@ -224,9 +226,7 @@ def thread_term_hits(
         return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
 
 
-def message_search(
-    queryset: QuerySet[Message], text: str
-) -> tuple[QuerySet[Message], list[str]]:
+def message_search(queryset: QuerySet[Message], text: str) -> tuple[QuerySet[Message], list[str]]:
     """``queryset`` narrowed to live messages holding every word of ``text`` (none if it has
     no words), annotated with ``search_snippet``; and the words used."""
     terms = query_terms(text)
@@ -234,3 +234,69 @@ def message_search(
         return queryset.none(), terms
     found = queryset.filter(matches(terms), erased_at__isnull=True)
     return found.annotate(search_snippet=snippet_of(terms)), terms
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    message_id: str
+    thread_id: str
+    user_ref: str
+    role: str
+    created_at: Any
+    snippet: str
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    hits: list[SearchHit]
+    has_more: bool
+
+
+def tenant_message_search(
+    *,
+    tenant: Tenant,
+    text: str,
+    limit: int,
+    thread: Thread | None = None,
+    user_ref: str | None = None,
+    before_id: int | None = None,
+) -> SearchPage:
+    """One page of the tenant's live messages holding every word of ``text``, newest first,
+    optionally within one thread or one ``user_ref``'s threads, and older than ``before_id``
+    (the cursor). Deleted threads, erased messages and other tenants' messages never match.
+    One query."""
+    messages = Message.objects.filter(
+        thread__tenant=tenant, thread__deleted_at__isnull=True
+    ).exclude(role=Role.ROOT)
+    if thread is not None:
+        messages = messages.filter(thread=thread)
+    if user_ref is not None:
+        messages = messages.filter(thread__user_ref=user_ref)
+    if before_id is not None:
+        messages = messages.filter(pk__lt=before_id)
+    found, _ = message_search(messages, text)
+    rows = list(
+        found.order_by("-pk").values_list(
+            "public_id",
+            "thread__public_id",
+            "thread__user_ref",
+            "role",
+            "created_at",
+            "search_snippet",
+        )[: limit + 1]
+    )
+    hits = [
+        SearchHit(message_id, thread_id, ref, role, created_at, snippet_html(snippet))
+        for message_id, thread_id, ref, role, created_at, snippet in rows[:limit]
+    ]
+    return SearchPage(hits=hits, has_more=len(rows) > limit)
+
+
+def search_cursor_position(*, tenant: Tenant, public_id: str) -> int | None:
+    """The message a search cursor names (one of the tenant's), as the pk the next page starts
+    below; None if it is not one."""
+    return (
+        Message.objects.filter(thread__tenant=tenant, public_id=public_id)
+        .values_list("pk", flat=True)
+        .first()
+    )

@@ -266,3 +266,15 @@ class MessageEditSerializer(serializers.Serializer):
         help_text="Assistant turns: new tool calls (default: the original's).",
     )
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
+
+
+class SearchHitSerializer(serializers.Serializer):
+    """One message found by a search. ``snippet`` is HTML: the text escaped, the words found
+    in ``<mark>…</mark>``."""
+
+    message_id = serializers.CharField()
+    thread_id = serializers.CharField()
+    user_ref = serializers.CharField()
+    role = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    snippet = serializers.CharField()

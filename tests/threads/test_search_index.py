@@ -23,7 +23,9 @@ def found(text: str) -> set[str]:
 
 
 def append(thread, role: str, content, **fields) -> Message:
-    return services.message_append(thread=thread, actor=SYSTEM, role=role, content=content, **fields)
+    return services.message_append(
+        thread=thread, actor=SYSTEM, role=role, content=content, **fields
+    )
 
 
 def test_an_appended_message_is_found_by_any_case_of_its_words(acme):
@@ -74,7 +76,10 @@ def test_an_edit_is_found_and_the_original_stays_findable(acme):
     thread = make_thread(acme.tenant)
     original = append(thread, "user", "deliver to Storgatan 5")
     edit = services.message_edit(
-        thread=thread, actor=SYSTEM, message_public_id=original.public_id, content="deliver to Kungsgatan 9"
+        thread=thread,
+        actor=SYSTEM,
+        message_public_id=original.public_id,
+        content="deliver to Kungsgatan 9",
     )
 
     assert found("kungsgatan") == {edit.public_id}
@@ -143,9 +148,14 @@ def test_an_executed_deletion_request_leaves_nothing_findable(acme, officer):  #
 
 def test_a_rolled_back_append_leaves_no_index_entry(acme):
     thread = make_thread(acme.tenant)
-    with pytest.raises(RuntimeError), transaction.atomic():
-        append(thread, "user", "rollback-me-xyzzy")
-        raise RuntimeError
+
+    def append_then_fail() -> None:
+        with transaction.atomic():
+            append(thread, "user", "rollback-me-xyzzy")
+            raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        append_then_fail()
 
     assert found("xyzzy") == set()
 
