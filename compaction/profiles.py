@@ -68,6 +68,9 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
                 high_water=settings.CONVMEM_DEFAULT_HIGH_WATER,
                 message_overhead=MESSAGE_OVERHEAD,
                 segment_tokens=segment,
+                recall_max_tokens=settings.CONVMEM_DEFAULT_RECALL_MAX_TOKENS
+                if settings.CONVMEM_DEFAULT_RECALL
+                else 0,
             ),
         )
     else:
@@ -83,6 +86,7 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
                 high_water=profile.high_water,
                 message_overhead=MESSAGE_OVERHEAD,
                 segment_tokens=segment,
+                recall_max_tokens=profile.recall_max_tokens if profile.recall else 0,
             ),
         )
     try:
