@@ -40,12 +40,13 @@ bounded segment. ``goal_id`` says how far the chain should reach; the writer req
 following segments itself.
 
 **Recall.** When the history does not fit, the caller may pass ``recalled``: older turns that
-match the current turn (found by a full-text index), best first. The curator then sets aside a
-recall slot of ``recall_slot(available)`` tokens (like retrieved material, before the recent
-turns are chosen) and places the candidates in rank order, each as one message, skipping any
-already shown (recent turns, anchor) and any that does not fit: in the slot plus whatever room
-the plan left, never more than ``policy.recall_max_tokens`` in all. With no candidate to place
-the plan is exactly the one without recall. The budget becomes::
+match the current turn (found by a full-text index), best first. The curator then keeps a
+recall slot of ``recall_slot(available)`` tokens free of recent turns (the memo slot is not
+touched: the memo stays the stable account of the history, recall adds to it) and places the
+candidates in rank order, each as one message, skipping any already shown (recent turns,
+anchor) and any that does not fit the room the plan left, never more than
+``policy.recall_max_tokens`` in all. Memo requests reckon with the smaller verbatim room. With
+no candidate to place the plan is exactly the one without recall. The budget becomes::
 
     system + memo + anchor + recalled + retrieved + recent + reserve <= window
 """
@@ -331,12 +332,8 @@ def curate(
     if all(turn.id in shown for turn in recalled):
         return plan
     slot = recall_slot(budget.available, policy)
-    carved = replace(budget, retrieved=budget.retrieved + slot)
-    try:
-        base = curate_history(path, memos, carved, policy, head=head)
-    except BudgetTooSmall:
-        return plan
-    return _with_recalled(base, budget, policy, recalled, slot) or plan
+    base = curate_history(path, memos, budget, policy, head=head, recall_room=slot)
+    return _with_recalled(base, budget, policy, recalled) or plan
 
 
 def _history_hidden(plan: Plan, head: Turn | None) -> bool:
@@ -345,12 +342,12 @@ def _history_hidden(plan: Plan, head: Turn | None) -> bool:
 
 
 def _with_recalled(
-    base: Plan, budget: Budget, policy: Policy, candidates: Sequence[Turn], slot: int
+    base: Plan, budget: Budget, policy: Policy, candidates: Sequence[Turn]
 ) -> Plan | None:
-    """``base`` (planned with ``slot`` set aside) with the candidates that fit placed, in rank
-    order, within the slot plus the room ``base`` left and within ``recall_max_tokens``; None
-    when none fits."""
-    spent = base.tokens.total - slot  # base counted the slot as retrieved material
+    """``base`` (planned with the recall slot kept from the recent turns) with the candidates
+    that fit placed, in rank order, within the room ``base`` left and ``recall_max_tokens``;
+    None when none fits."""
+    spent = base.tokens.total
     room = min(policy.recall_max_tokens, budget.window - budget.reserve - spent)
     taken: set[int] = {*base.recent, *base.anchor}
     placed: list[int] = []
@@ -364,7 +361,7 @@ def _with_recalled(
         cost += turn_cost
     if not placed:
         return None
-    tokens = replace(base.tokens, retrieved=budget.retrieved, recalled=cost, total=spent + cost)
+    tokens = replace(base.tokens, recalled=cost, total=spent + cost)
     return replace(base, recalled=tuple(sorted(placed)), tokens=tokens)
 
 
@@ -375,8 +372,11 @@ def curate_history(
     policy: Policy,
     *,
     head: Turn | None = None,
+    recall_room: int = 0,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget`` (see the module docstring).
+    ``recall_room``: tokens the recent turns leave free for recalled turns when the history
+    does not fit (the memo slot is not touched; see ``curate``).
 
     ``path`` is a non-empty run of turns in root -> leaf order with unique ids: a contiguous
     suffix of the thread's real path whose last unit is the current one (always shown whole,
@@ -393,7 +393,7 @@ def curate_history(
     ``high_water / 2`` x the room (never inside the last ``min_recent_turns`` turns); no
     memo is requested when the slot is smaller than ``min_memo_tokens``.
     """
-    layout = _Layout.of(path, budget, policy, head)
+    layout = _Layout.of(path, budget, policy, head, recall_room)
     if layout.history_fits(elide=False):
         plan = layout.everything(elide=False)
     elif layout.history_fits(elide=True):
@@ -432,6 +432,7 @@ class _Layout:
         self.units = units
         self.elidable = elidable
         self.available = budget.available
+        self.recall_room = 0  # kept from the recent turns for recalled ones (see ``curate``)
         self.position = {turn.id: index for index, turn in enumerate(path)}
         overhead = policy.message_overhead
         full = [turn.tokens + overhead for turn in path]
@@ -444,7 +445,12 @@ class _Layout:
 
     @classmethod
     def of(
-        cls, path: Sequence[Turn], budget: Budget, policy: Policy, head: Turn | None
+        cls,
+        path: Sequence[Turn],
+        budget: Budget,
+        policy: Policy,
+        head: Turn | None,
+        recall_room: int = 0,
     ) -> "_Layout":
         _check_path(path, head)
         units = split_units(path)
@@ -457,6 +463,7 @@ class _Layout:
             if turn.role == TOOL_ROLE and turn.elided_tokens is not None
         )
         layout = cls(path, budget, policy, head, units, elidable)
+        layout.recall_room = recall_room
         current = layout.unit_cost(units[-1], elide=False)
         if current > layout.available:
             raise BudgetTooSmall(
@@ -486,7 +493,7 @@ class _Layout:
 
     def split(self, memos: Sequence[Memo]) -> Plan:
         slot = memo_slot(self.available, self.policy)
-        recent_start = self._recent_start(self.available - slot)
+        recent_start = self._recent_start(self.available - slot - self.recall_room)
         left = self.available - self.cost_from(recent_start)
         placed = self.placed_memos(memos)
         # Any room the recent turns left may hold the memo (one written for a roomier request
@@ -619,14 +626,14 @@ def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoReq
     if not units:
         return None
     costs = [layout.unit_cost(u, elide=True) for u in units]
-    goal = _goal_index(units, costs, layout, verbatim_room=layout.available - slot)
+    verbatim_room = layout.available - slot - layout.recall_room
+    goal = _goal_index(units, costs, layout, verbatim_room=verbatim_room)
     if goal < 0:
         return None
     first_start = units[0].start
     lost = any(layout.position[i] > base_end for i in plan.dropped)
     unsummarised = layout.cost_from(first_start)
     summarisable = sum(costs[: goal + 1])
-    verbatim_room = layout.available - slot
     ahead = (
         unsummarised > policy.high_water * verbatim_room
         and summarisable >= (1 - policy.high_water) * verbatim_room

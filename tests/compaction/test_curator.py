@@ -722,3 +722,15 @@ def test_recall_places_candidates_greedily_in_rank_order(
             room -= turn.tokens + overhead
 
     assert plan.recalled == tuple(sorted(placed))
+
+
+@given(recall_plans())
+def test_recall_takes_room_from_the_oldest_recent_turns_never_from_the_memo(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    case, _, plan = case_candidates_plan
+    plain = case.plan()
+
+    assert set(plan.recent) <= set(plain.recent)
+    if plain.memo is not None:
+        assert plan.memo is not None
