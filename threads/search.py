@@ -276,32 +276,72 @@ def tenant_message_search(
     """One page of the tenant's live messages holding every word of ``text``, newest first,
     optionally within one thread or one ``user_ref``'s threads, and older than ``before_id``
     (the cursor). Deleted threads, erased messages and other tenants' messages never match.
-    One query."""
-    messages = Message.objects.filter(
-        thread__tenant=tenant, thread__deleted_at__isnull=True
-    ).exclude(role=Role.ROOT)
-    if thread is not None:
-        messages = messages.filter(thread=thread)
-    if user_ref is not None:
-        messages = messages.filter(thread__user_ref=user_ref)
-    if before_id is not None:
-        messages = messages.filter(pk__lt=before_id)
-    found, _ = message_search(messages, text)
-    rows = list(
-        found.order_by("-pk").values_list(
-            "public_id",
-            "thread__public_id",
-            "thread__user_ref",
-            "role",
-            "created_at",
-            "search_snippet",
-        )[: limit + 1]
-    )
+    One query on PostgreSQL, two on SQLite."""
+    terms = query_terms(text)
+    if not terms:
+        return SearchPage(hits=[], has_more=False)
+    if connection.vendor == "sqlite":
+        rows = _sqlite_page(tenant, terms, limit + 1, thread, user_ref, before_id)
+    else:
+        messages = Message.objects.filter(
+            thread__tenant=tenant, thread__deleted_at__isnull=True
+        ).exclude(role=Role.ROOT)
+        if thread is not None:
+            messages = messages.filter(thread=thread)
+        if user_ref is not None:
+            messages = messages.filter(thread__user_ref=user_ref)
+        if before_id is not None:
+            messages = messages.filter(pk__lt=before_id)
+        found, _ = message_search(messages, text)
+        rows = list(found.order_by("-pk").values_list(*_HIT_FIELDS, "search_snippet")[: limit + 1])
     hits = [
         SearchHit(message_id, thread_id, ref, role, created_at, snippet_html(snippet))
         for message_id, thread_id, ref, role, created_at, snippet in rows[:limit]
     ]
     return SearchPage(hits=hits, has_more=len(rows) > limit)
+
+
+_HIT_FIELDS = ("public_id", "thread__public_id", "thread__user_ref", "role", "created_at")
+
+
+def _sqlite_page(
+    tenant: Tenant,
+    terms: Sequence[str],
+    size: int,
+    thread: Thread | None,
+    user_ref: str | None,
+    before_id: int | None,
+) -> list[tuple[Any, ...]]:
+    """The page driven from the FTS5 table in descending rowid order, which FTS5 serves
+    directly: the scan stops after ``size`` hits instead of collecting every match first (a
+    word in every message costs a page, not the table). Then the rows' fields, by pk."""
+    where = ["t.tenant_id = %s", "t.deleted_at IS NULL", "m.erased_at IS NULL"]
+    params: list[Any] = [_START, _STOP, _fts_match(terms), tenant.pk]
+    for clause, value in (
+        ("m.thread_id = %s", thread.pk if thread else None),
+        ("t.user_ref = %s", user_ref),
+        ("f.rowid < %s", before_id),
+    ):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    sql = f"""
+        SELECT f.rowid, snippet({FTS_TABLE}, 0, %s, %s, '…', 24)
+        FROM {FTS_TABLE} f
+        JOIN {MESSAGE_TABLE} m ON m.id = f.rowid
+        JOIN {Thread._meta.db_table} t ON t.id = m.thread_id
+        WHERE {FTS_TABLE} MATCH %s AND {" AND ".join(where)}
+        ORDER BY f.rowid DESC LIMIT %s"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, size])
+        found = cursor.fetchall()
+    fields = {
+        row[0]: row[1:]
+        for row in Message.objects.filter(pk__in=[pk for pk, _ in found]).values_list(
+            "pk", *_HIT_FIELDS
+        )
+    }
+    return [(*fields[pk], snippet) for pk, snippet in found]
 
 
 def search_cursor_position(*, tenant: Tenant, public_id: str) -> int | None:
