@@ -31,8 +31,10 @@ from threads.models import Message, Role, Thread
 from threads.search import query_terms, thread_term_hits
 
 MESSAGE_TABLE = Message._meta.db_table
+# Words of the user turn looked up: the most specific-looking (with a digit, then the longest).
+MAX_TERMS = 12
 # Hits read per word; a word with more is common in the thread and ignored.
-PER_TERM = 48
+PER_TERM = 24
 # A word found in more than this share of the thread's older messages is ignored too.
 COMMON_SHARE = 0.2
 MAX_CANDIDATES = 12
@@ -68,7 +70,7 @@ def recall_candidates(
     if query is None:
         return []
     below_depth = query.depth
-    terms = query_terms(_text_of(query.id))
+    terms = _specific(query_terms(_text_of(query.id)))
     if not terms or below_depth <= 1:
         return []
     hits = thread_term_hits(
@@ -82,6 +84,16 @@ def recall_candidates(
 
 def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:
     return next((row for row in reversed(rows) if row.role == Role.USER), None)
+
+
+def _specific(terms: list[str]) -> list[str]:
+    """The ``MAX_TERMS`` words most likely to single out a message: words with a digit (ids,
+    codes, amounts, dates) first, then the longest; one- and two-letter words never (in
+    alphabetic scripts they are function words). A stable order, so the same turn always
+    asks the same question."""
+    useful = [term for term in terms if len(term) > 2 or any(c.isdigit() for c in term)]
+    ranked = sorted(useful, key=lambda term: (not any(c.isdigit() for c in term), -len(term)))
+    return ranked[:MAX_TERMS]
 
 
 def _text_of(message_id: int) -> str:

@@ -227,9 +227,10 @@ def thread_term_hits(
         params = [[term, thread_id, below_depth, term, per_term] for term in terms]
     else:
         one = (
+            # In FTS5's own (rowid) order, so the scan stops after ``per_term`` hits.
             f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
             f"JOIN {MESSAGE_TABLE} m ON m.id = f.rowid WHERE {FTS_TABLE} MATCH %s "
-            "AND m.thread_id = %s AND m.depth < %s ORDER BY m.id DESC LIMIT %s)"
+            "AND m.thread_id = %s AND m.depth < %s ORDER BY f.rowid DESC LIMIT %s)"
         )
         params = [[term, _fts_match([term]), thread_id, below_depth, per_term] for term in terms]
     sql = " UNION ALL ".join([one] * len(terms))
