@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from threads.models import IdempotencyRecord, Message, Thread
+from threads.search import search_index_compact
 
 # Every table a message's content (or a copy of it) is written to.
 CONTENT_MODELS: tuple[type[Model], ...] = (
@@ -138,6 +139,8 @@ def _wal_retention_warnings(cursor) -> list[str]:
 
 def _scrub_sqlite(tables: list[str]) -> Scrub:
     scrub = Scrub(vendor="sqlite", tables=tables)
+    if search_index_compact(connection):
+        scrub.steps.append("search index merged (deleted words dropped)")
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         cursor.execute("VACUUM")

@@ -23,11 +23,16 @@ BAR_SECTIONS = [
     ("system", "system prompt"),
     ("memo", "memo"),
     ("anchor", "task statement"),
+    ("recalled", "recalled"),
     ("recent", "recent turns"),
     ("retrieved", "retrieved"),
     ("reserve", "reserve (answer)"),
     ("free", "free"),
 ]
+
+
+# Items that name a message: shown in place, or recalled (quoted as an excerpt).
+MESSAGE_KINDS = ("message", "recalled")
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ def budget_bar(tokens: dict[str, int]) -> list[BarSegment]:
             key=key, label=label, tokens=used[key], percent=round(100 * used[key] / window, 2)
         )
         for key, label in BAR_SECTIONS
-        if key != "anchor" or used[key]
+        if key not in ("anchor", "recalled") or used[key]
     ]
 
 
@@ -69,7 +74,7 @@ class ItemView:
 def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
     """The record's items in order with what they name now (three queries whatever the size)."""
     items = assembly.items
-    message_ids = {i["id"] for i in items if i.get("kind") == "message"}
+    message_ids = {i["id"] for i in items if i.get("kind") in MESSAGE_KINDS}
     summary_ids = {i["id"] for i in items if i.get("kind") == "summary"}
     hashes = {i["hash"] for i in items if i.get("hash")}
     messages = Message.objects.filter(thread_id=assembly.thread_id).in_bulk(
@@ -88,7 +93,7 @@ def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
     views = []
     for position, item in enumerate(items, start=1):
         view = ItemView(position=position, item=item, content=None, tokens=item.get("tokens"))
-        if item.get("kind") == "message" and item["id"] in messages:
+        if item.get("kind") in MESSAGE_KINDS and item["id"] in messages:
             view.message = messages[item["id"]]
             view.content = view.message.content
             view.tokens = view.tokens if view.tokens is not None else view.message.token_count

@@ -43,6 +43,7 @@ from compaction import selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
+from compaction.recall import Recalled, recall_candidates
 from compaction.rendering import (
     FORMAT,
     MEMO_HEADER_VERSION,
@@ -253,6 +254,7 @@ def _plan(
     ready: list[selectors.StretchSummary],
     budget: Budget,
     profile: EffectiveProfile,
+    recalled: list[Recalled],
 ) -> Plan:
     try:
         return curate(
@@ -261,6 +263,7 @@ def _plan(
             budget,
             profile.policy,
             head=read.head,
+            recalled=[candidate.turn for candidate in recalled],
         )
     except BudgetTooSmall as error:
         if budget.retrieved:
@@ -289,6 +292,30 @@ def _blobs(tenant_id: int, pieces: list[_Piece], stored: frozenset[str]) -> Inse
     )
 
 
+def _recall(
+    thread: Thread,
+    rows: list[selectors.StretchRow],
+    reached_start: bool,
+    budget: Budget,
+    profile: EffectiveProfile,
+) -> list[Recalled]:
+    """Candidates for the recalled section (``compaction.recall``), looked up only when recall
+    is on and the history may not fit verbatim (otherwise the curator shows it all)."""
+    policy = profile.policy
+    if policy.recall_max_tokens == 0:
+        return []
+    cost = sum(row.token_count + policy.message_overhead for row in rows)
+    if reached_start and cost <= budget.available:
+        return []
+    return recall_candidates(
+        thread=thread,
+        rows=rows,
+        max_tokens=policy.recall_max_tokens,
+        encoding=profile.encoding,
+        count=_count_cached,
+    )
+
+
 def _payloads(plan: Plan, known: dict[int, MessagePayload]) -> dict[int, MessagePayload]:
     """The shown messages' payloads, by row id: those the read brought, and the rest (shown
     beyond the budget's rows when bulky tool results are elided) read here. An elided tool
@@ -311,6 +338,7 @@ def _items(
     prompt: _Piece | None,
     memo: selectors.StretchSummary | None,
     retrieved: list[_Piece],
+    recalled: list[Recalled],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The record items in render order (see ``compaction.rendering``) and their payloads,
     keyed by ``item_payload_key``. Loads the contents of the messages shown, and only those."""
@@ -350,6 +378,18 @@ def _items(
         payloads[memo.public_id] = memo.text
     for message_id in plan.anchor:
         message(message_id, anchor=True)
+    candidates = {candidate.turn.id: candidate for candidate in recalled}
+    for message_id in plan.recalled:
+        candidate = candidates[message_id]
+        items.append(
+            {
+                "kind": "recalled",
+                "id": candidate.public_id,
+                "role": candidate.role,
+                "tokens": candidate.turn.tokens,
+            }
+        )
+        payloads[candidate.public_id] = candidate.payload
     for piece in retrieved:
         items.append(
             {"kind": "retrieved", "ref": piece.ref, "hash": piece.digest, "tokens": piece.tokens}
@@ -492,10 +532,11 @@ def _assemble(
     reached_start = len(rows) < len(fetched.rows) or rows[0].depth == 1
     head = None if reached_start else _head(thread, rows[0], summaries, fetched.root_children)
     read = _read(rows, head, profile, fetched.payloads)
-    plan = _plan(read, ready, budget, profile)
+    recalled = _recall(thread, rows, reached_start, budget, profile)
+    plan = _plan(read, ready, budget, profile, recalled)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
-    record_items, payloads = _items(plan, read, prompt, memo, items)
+    record_items, payloads = _items(plan, read, prompt, memo, items, recalled)
     messages = render(record_items, payloads)
     tokens = {**asdict(plan.tokens), "free": window - reserve - plan.tokens.total}
     pending_memo = pending[-1] if pending else None
@@ -541,6 +582,7 @@ def _assemble(
             "dropped": len(plan.dropped),
             "lost": len(plan.lost),
             "elided": len(plan.elided),
+            "recalled": len(plan.recalled),
             "retrieved": len(items),
             "total_tokens": plan.tokens.total,
         },
@@ -557,10 +599,12 @@ def _assemble(
     )
 
     pending_section = _memo_section(pending_memo, "pending") if pending_memo else None
+    candidates_by_id = {candidate.turn.id: candidate.public_id for candidate in recalled}
     sections = {
         "system": {"hash": prompt.digest, "tokens": prompt.tokens} if prompt else None,
         "memo": _memo_section(memo, "ready") if memo else pending_section,
         "anchor": [read.rows[i].public_id for i in plan.anchor],
+        "recalled": [candidates_by_id[i] for i in plan.recalled],
         "retrieved": [piece.ref for piece in items],
         "recent": [read.rows[i].public_id for i in plan.recent],
         "elided": [read.rows[i].public_id for i in plan.elided],

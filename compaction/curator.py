@@ -51,6 +51,17 @@ request extends the newest ready memo on the path with the next segment of turns
 ``policy.segment_tokens`` of them, so a memo writer never reads more than one memo and one
 bounded segment. ``goal_id`` says how far the chain should reach; the writer requests the
 following segments itself.
+
+**Recall.** When the history does not fit, the caller may pass ``recalled``: older turns that
+match the current turn (found by a full-text index), best first. The curator then keeps a
+recall slot of ``recall_slot(available)`` tokens free of recent turns (the memo slot is not
+touched: the memo stays the stable account of the history, recall adds to it) and places the
+candidates in rank order, each as one message, skipping any already shown (recent turns,
+anchor) and any that does not fit the room the plan left, never more than
+``policy.recall_max_tokens`` in all. Memo requests reckon with the smaller verbatim room. With
+no candidate to place the plan is exactly the one without recall. The budget becomes::
+
+    system + memo + anchor + recalled + retrieved + recent + reserve <= window
 """
 
 from collections.abc import Sequence
@@ -58,10 +69,11 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from math import floor
 
-VERSION = "curator/3"
+VERSION = "curator/4"
 # Versions whose records can still be replayed (rendered from their stored items): curator/1
-# and curator/2 grew one memo from the first message; they are no longer run.
-KNOWN_VERSIONS = ("curator/1", "curator/2", VERSION)
+# and curator/2 grew one memo from the first message; curator/3 had no recall. None of them
+# runs any more.
+KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", VERSION)
 TASK_ROLE = "user"
 TOOL_ROLE = "tool"
 
@@ -167,7 +179,9 @@ class Policy:
 
     ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit. The memo slot is
     ``memo_max_tokens`` (+ overhead), at most ``1 - high_water`` of the available budget; a
-    slot smaller than ``min_memo_tokens`` is not worth a memo. A memo is requested once the
+    slot smaller than ``min_memo_tokens`` is not worth a memo. ``recall_max_tokens`` caps the
+    recalled section (overheads included; 0: recall off); its slot is at most ``1 -
+    high_water`` of the available budget too. A memo is requested once the
     turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room;
     one request covers at most ``segment_tokens`` of new turns (what a memo writer can read
     next to the previous memo). ``message_overhead`` equals
@@ -180,6 +194,7 @@ class Policy:
     message_overhead: int = 4
     segment_tokens: int = 8192
     min_memo_tokens: int = 96
+    recall_max_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.min_recent_turns < 1:
@@ -192,6 +207,7 @@ class Policy:
             memo_max_tokens=self.memo_max_tokens,
             message_overhead=self.message_overhead,
             min_memo_tokens=self.min_memo_tokens,
+            recall_max_tokens=self.recall_max_tokens,
         )
 
 
@@ -227,6 +243,7 @@ class Tokens:
     retrieved: int
     recent: int
     total: int
+    recalled: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +257,9 @@ class Plan:
     tool results shown as a marker. ``lost`` is the part of ``dropped`` newer than the memo
     shown (all of it when no memo is shown): the middle of the conversation, which nothing
     in the input stands for because the memo that would is late (or could not fit).
+    ``recalled`` (in id order, which is path order) are older turns shown as excerpts: never a
+    recent or anchor turn; one on the given path stays in ``covered`` or ``dropped`` too (it
+    lost its place in the conversation, not its content).
     """
 
     version: str
@@ -252,6 +272,7 @@ class Plan:
     lost: tuple[int, ...]
     request: MemoRequest | None
     tokens: Tokens
+    recalled: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +304,13 @@ def memo_slot(available: int, policy: Policy) -> int:
     return max(0, min(policy.memo_max_tokens + policy.message_overhead, share))
 
 
+def recall_slot(available: int, policy: Policy) -> int:
+    """Tokens set aside for recalled turns when the history does not fit and there are
+    candidates: ``recall_max_tokens``, at most ``1 - high_water`` of ``available``."""
+    share = floor((1 - policy.high_water) * max(available, 0))
+    return max(0, min(policy.recall_max_tokens, share))
+
+
 def curate(
     path: Sequence[Turn],
     memos: Sequence[Memo],
@@ -290,8 +318,63 @@ def curate(
     policy: Policy,
     *,
     head: Turn | None = None,
+    recalled: Sequence[Turn] = (),
+) -> Plan:
+    """Lay out the model input for ``path`` within ``budget``, with room for ``recalled``
+    candidates (best first; see "Recall" in the module docstring) when the history does not
+    fit. Otherwise as ``curate_history``."""
+    plan = curate_history(path, memos, budget, policy, head=head)
+    if policy.recall_max_tokens == 0 or not _history_hidden(plan, head):
+        return plan
+    shown = {*plan.recent, *plan.anchor}
+    if all(turn.id in shown for turn in recalled):
+        return plan
+    slot = recall_slot(budget.available, policy)
+    base = curate_history(path, memos, budget, policy, head=head, recall_room=slot)
+    return _with_recalled(base, budget, policy, recalled) or plan
+
+
+def _history_hidden(plan: Plan, head: Turn | None) -> bool:
+    """Whether some of the history is not shown verbatim (so recall has something to do)."""
+    return bool(plan.dropped or plan.covered or head is not None)
+
+
+def _with_recalled(
+    base: Plan, budget: Budget, policy: Policy, candidates: Sequence[Turn]
+) -> Plan | None:
+    """``base`` (planned with the recall slot kept from the recent turns) with the candidates
+    that fit placed, in rank order, within the room ``base`` left and ``recall_max_tokens``;
+    None when none fits."""
+    spent = base.tokens.total
+    room = min(policy.recall_max_tokens, budget.window - budget.reserve - spent)
+    taken: set[int] = {*base.recent, *base.anchor}
+    placed: list[int] = []
+    cost = 0
+    for turn in candidates:
+        turn_cost = turn.tokens + policy.message_overhead
+        if turn.id in taken or cost + turn_cost > room:
+            continue
+        taken.add(turn.id)
+        placed.append(turn.id)
+        cost += turn_cost
+    if not placed:
+        return None
+    tokens = replace(base.tokens, recalled=cost, total=spent + cost)
+    return replace(base, recalled=tuple(sorted(placed)), tokens=tokens)
+
+
+def curate_history(
+    path: Sequence[Turn],
+    memos: Sequence[Memo],
+    budget: Budget,
+    policy: Policy,
+    *,
+    head: Turn | None = None,
+    recall_room: int = 0,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget`` (see the module docstring).
+    ``recall_room``: tokens the recent turns leave free for recalled turns when the history
+    does not fit (the memo slot is not touched; see ``curate``).
 
     ``path`` is a non-empty run of turns in root -> leaf order with unique ids: a contiguous
     suffix of the thread's real path whose last unit is the current one (always shown whole,
@@ -308,7 +391,7 @@ def curate(
     ``high_water / 2`` x the room (never inside the last ``min_recent_turns`` turns); no
     memo is requested when the slot is smaller than ``min_memo_tokens``.
     """
-    layout = _Layout.of(path, budget, policy, head)
+    layout = _Layout.of(path, budget, policy, head, recall_room)
     if layout.history_fits(elide=False):
         plan = layout.everything(elide=False)
     elif layout.history_fits(elide=True):
@@ -347,6 +430,7 @@ class _Layout:
         self.units = units
         self.elidable = elidable
         self.available = budget.available
+        self.recall_room = 0  # kept from the recent turns for recalled ones (see ``curate``)
         self.position = {turn.id: index for index, turn in enumerate(path)}
         overhead = policy.message_overhead
         full = [turn.tokens + overhead for turn in path]
@@ -359,7 +443,12 @@ class _Layout:
 
     @classmethod
     def of(
-        cls, path: Sequence[Turn], budget: Budget, policy: Policy, head: Turn | None
+        cls,
+        path: Sequence[Turn],
+        budget: Budget,
+        policy: Policy,
+        head: Turn | None,
+        recall_room: int = 0,
     ) -> "_Layout":
         _check_path(path, head)
         units = split_units(path)
@@ -372,6 +461,7 @@ class _Layout:
             if turn.role == TOOL_ROLE and turn.elided_tokens is not None
         )
         layout = cls(path, budget, policy, head, units, elidable)
+        layout.recall_room = recall_room
         current = layout.unit_cost(units[-1], elide=False)
         if current > layout.available:
             raise BudgetTooSmall(
@@ -402,7 +492,10 @@ class _Layout:
     def split(self, memos: Sequence[Memo]) -> Plan:
         slot = memo_slot(self.available, self.policy)
         placed = self.placed_memos(memos)
-        recent_start = min(self._recent_start(self.available - slot), self._lossless_start(placed))
+        recent_start = min(
+            self._recent_start(self.available - slot - self.recall_room),
+            self._lossless_start(placed),
+        )
         left = self.available - self.cost_from(recent_start)
         # Any room the recent turns left may hold the memo (one written for a roomier request
         # may be bigger than this slot); the verbatim turns do not depend on which fits.
@@ -542,14 +635,14 @@ def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoReq
     if not units:
         return None
     costs = [layout.unit_cost(u, elide=True) for u in units]
-    goal = _goal_index(units, costs, layout, verbatim_room=layout.available - slot)
+    verbatim_room = layout.available - slot - layout.recall_room
+    goal = _goal_index(units, costs, layout, verbatim_room=verbatim_room)
     if goal < 0:
         return None
     first_start = units[0].start
     lost = any(layout.position[i] > base_end for i in plan.dropped)
     unsummarised = layout.cost_from(first_start)
     summarisable = sum(costs[: goal + 1])
-    verbatim_room = layout.available - slot
     ahead = (
         unsummarised > policy.high_water * verbatim_room
         and summarisable >= (1 - policy.high_water) * verbatim_room

@@ -76,6 +76,11 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
             high_water=profile_setting(profile, "high_water"),
             message_overhead=MESSAGE_OVERHEAD,
             segment_tokens=segment,
+            recall_max_tokens=(
+                profile_setting(profile, "recall_max_tokens")
+                if profile_setting(profile, "recall")
+                else 0
+            ),
         ),
         keep_rendered=keep_rendered,
     )

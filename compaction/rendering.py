@@ -9,8 +9,16 @@ recorded input from the assembly record's ``items`` plus the payloads they name,
 2. the memo, as a ``system`` message: ``MEMO_HEADER`` (no ids: older records named the range), then
    its text;
 3. the anchor (the task statement: the conversation's first user turn), verbatim;
-4. each retrieved item, as a ``system`` message ``Retrieved (<ref>):`` + its content;
-5. the recent turns verbatim, oldest first; the current turn is the last message.
+4. each recalled message (an older turn matching the current one, found by the search index),
+   oldest first, as a ``system`` message ``RECALLED_HEADER`` (its role and id) + its text;
+5. each retrieved item, as a ``system`` message ``Retrieved (<ref>):`` + its content;
+6. the recent turns verbatim, oldest first; the current turn is the last message.
+
+Recalled messages are quoted, not replayed in their own roles: they are excerpts out of
+order, and a system message saying "earlier in this conversation" cannot be mistaken for the
+turn the model answers next; an assistant turn's tool calls are quoted as text, so no call
+appears without its results. They come after the memo and anchor (the stable part a prompt
+cache serves) and before the per-turn material.
 
 Record items (``AssemblyRecord.items``), one per message, in that order::
 
@@ -18,6 +26,7 @@ Record items (``AssemblyRecord.items``), one per message, in that order::
     {"kind": "summary", "id": "sum_…", "first_id": "msg_…", "last_id": "msg_…", "tokens": n,
      "header": 2}
     {"kind": "message", "id": "msg_…", "role": "user", "tokens": n, "anchor": true}  # anchor
+    {"kind": "recalled", "id": "msg_…", "role": "user", "tokens": n}
     {"kind": "retrieved", "ref": "…", "hash": sha256, "tokens": n}
     {"kind": "message", "id": "msg_…", "role": "assistant", "tokens": n}
     {"kind": "message", "id": "msg_…", "role": "tool", "tokens": n, "elided": true}
@@ -30,7 +39,7 @@ and ``tool_call_id`` (``MessagePayload``); ``elided`` shows a tool result as
 stored, which has no call to answer and renders as a system message ``Tool output:`` + its
 content so the input stays valid. ``payloads`` for ``render`` come from ``item_payload_key``:
 the system prompt and retrieved contents by hash (``compaction.ContentBlob``), a summary's ``text``
-by public id, a message's ``MessagePayload`` by public id.
+by public id, a message's (or a recalled message's) ``MessagePayload`` by public id.
 """
 
 import hashlib
@@ -45,6 +54,7 @@ MEMO_HEADER = "Summary of earlier conversation:\n"
 MEMO_HEADER_V1 = "Summary of earlier conversation (messages {first}…{last}):\n"
 MEMO_HEADER_VERSION = 2
 RETRIEVED_HEADER = "Retrieved ({ref}):\n"
+RECALLED_HEADER = "Earlier in this conversation ({role}, message {id}):\n"
 UNCALLED_TOOL_HEADER = "Tool output:\n"
 ELIDED_TOOL_RESULT = (
     "[Tool result elided to save context: {tokens} tokens, message {id}. "
@@ -90,6 +100,15 @@ def retrieved_content(*, ref: str, content: str) -> str:
     return RETRIEVED_HEADER.format(ref=ref) + content
 
 
+def recalled_content(*, message_id: str, role: str, payload: MessagePayload) -> str:
+    """A recalled message quoted: its role and id, its text, and any tool calls it made."""
+    lines = [payload.content] if payload.content else []
+    for call in payload.tool_calls or []:
+        function = call.get("function", {})
+        lines.append(f"Called {function.get('name', '')}({function.get('arguments', '')})")
+    return RECALLED_HEADER.format(role=role, id=message_id) + "\n".join(lines)
+
+
 def elided_tool_result(*, message_id: str, tokens: int) -> str:
     """The marker shown in place of a bulky tool result the curator elided."""
     return ELIDED_TOOL_RESULT.format(tokens=tokens, id=message_id)
@@ -123,6 +142,9 @@ def render(items: Sequence[Mapping[str, Any]], payloads: Mapping[str, Any]) -> l
             messages.append({"role": "system", "content": payload})
         elif kind == "summary":
             content = _recorded_memo_content(item, payload)
+            messages.append({"role": "system", "content": content})
+        elif kind == "recalled":
+            content = recalled_content(message_id=item["id"], role=item["role"], payload=payload)
             messages.append({"role": "system", "content": content})
         elif kind == "retrieved":
             content = retrieved_content(ref=item["ref"], content=payload)

@@ -40,13 +40,17 @@ class _Texts:
     gone: list[str] = field(default_factory=list)
 
 
+# Where an item's payload is stored: messages (shown or recalled), summaries, content blobs.
+_KIND_OF_PAYLOAD = {"message": "message", "recalled": "message", "summary": "summary"}
+
+
 def _texts(assembly: AssemblyRecord) -> _Texts:
     """The current text of every item (three queries), and which ones are erased or gone."""
     items: list[dict[str, Any]] = assembly.items
     keys = {item_payload_key(i) for i in items}
     by_kind: dict[str, set[str]] = {"message": set(), "summary": set(), "blob": set()}
     for item in items:
-        kind = item["kind"] if item["kind"] in ("message", "summary") else "blob"
+        kind = _KIND_OF_PAYLOAD.get(item["kind"], "blob")
         by_kind[kind].add(item_payload_key(item))
     found = _Texts()
     for public_id, content, parts, calls, call_id, erased_at in Message.objects.filter(

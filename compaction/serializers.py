@@ -126,6 +126,13 @@ class SectionsSerializer(serializers.Serializer):
         help_text="The task statement (the first user turn) kept verbatim, if it is neither "
         "recent nor covered by the memo.",
     )
+    recalled = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Older message ids of this path matching the current user turn (found "
+        "through the search index), quoted after the memo as excerpts, oldest first. Only "
+        "when the history does not fit and the profile has recall on; a recalled message may "
+        "also be listed in `dropped` (it lost its place, not its content).",
+    )
     retrieved = serializers.ListField(child=serializers.CharField(), help_text="refs, in order")
     elided = serializers.ListField(
         child=serializers.CharField(),
@@ -150,6 +157,7 @@ class TokensSerializer(serializers.Serializer):
     memo = serializers.IntegerField()
     anchor = serializers.IntegerField()
     retrieved = serializers.IntegerField()
+    recalled = serializers.IntegerField(help_text="Recalled messages, at most the profile's cap.")
     recent = serializers.IntegerField()
     total = serializers.IntegerField(help_text="Sum of the sections; total + reserve <= window.")
     free = serializers.IntegerField(help_text="window - reserve - total")

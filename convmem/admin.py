@@ -71,6 +71,7 @@ class ModelProfileAdmin(ConvmemModelAdmin):
         "memo_max_tokens",
         "high_water",
         "tool_result_elide_tokens",
+        "recall",
     ]
     list_filter = ["tenant", "is_default"]
     search_fields = ["name", "tenant__name"]

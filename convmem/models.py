@@ -83,6 +83,15 @@ class ModelProfile(models.Model):
         help_text="Tool results longer than this, outside the recent turns, are shown as a short "
         "marker when the history does not fit (0: never).",
     )
+    recall = models.BooleanField(
+        default=True,
+        help_text="When the history does not fit, show older messages of the thread that match "
+        "the current turn (found through the full-text index) beside the memo.",
+    )
+    recall_max_tokens = models.PositiveIntegerField(
+        default=512,
+        help_text="At most this many tokens of recalled messages in one model input.",
+    )
     model = models.CharField(
         max_length=128,
         blank=True,

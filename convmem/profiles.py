@@ -24,6 +24,8 @@ DEFAULT_SETTINGS = {
     "prompt_price": "CONVMEM_DEFAULT_PROMPT_PRICE",
     "completion_price": "CONVMEM_DEFAULT_COMPLETION_PRICE",
     "currency": "CONVMEM_DEFAULT_CURRENCY",
+    "recall": "CONVMEM_DEFAULT_RECALL",
+    "recall_max_tokens": "CONVMEM_DEFAULT_RECALL_MAX_TOKENS",
 }
 # Settings given as text that the profile field holds as a number.
 _DECIMALS = {"prompt_price", "completion_price"}

@@ -276,6 +276,10 @@ CONVMEM_DEFAULT_HIGH_WATER = env.float("CONVMEM_DEFAULT_HIGH_WATER", default=0.7
 CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS = env.int(
     "CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS", default=1024
 )
+# Recall: older messages matching the current turn, shown beside the memo when the history does
+# not fit (see compaction.recall), at most this many tokens of them.
+CONVMEM_DEFAULT_RECALL = env.bool("CONVMEM_DEFAULT_RECALL", default=True)
+CONVMEM_DEFAULT_RECALL_MAX_TOKENS = env.int("CONVMEM_DEFAULT_RECALL_MAX_TOKENS", default=512)
 # A request's window_tokens above this is refused (no model has a larger window).
 CONVMEM_MAX_WINDOW_TOKENS = env.int("CONVMEM_MAX_WINDOW_TOKENS", default=2_000_000)
 # The context read walks the path leaf-up past the window only to reach the newest ready memo,

@@ -20,7 +20,8 @@ from django.utils.safestring import mark_safe
 
 from auditlog.events import Actor, audit_event_record
 from convmem.admin_changelist import ViewOnlyAdmin
-from threads import admin_views
+from convmem.ids import PUBLIC_ID
+from threads import admin_views, search
 from threads.erasure import ERASED
 from threads.models import Message, Role, Thread
 
@@ -124,13 +125,20 @@ class ThreadAdmin(MessageBodyHooks, ViewOnlyAdmin):
 
 @admin.register(Message)
 class MessageAdmin(MessageBodyHooks, ViewOnlyAdmin):
-    """Messages, searchable by content for staff who may view messages (searches are audited)."""
+    """Messages, searchable by content for staff who may view messages (searches are audited).
+
+    A message or thread id finds that message or that thread's messages; any other search is
+    answered by the full-text index the search API uses (``threads.search``): whole words,
+    every word must occur, erased content never matches.
+    """
 
     list_display = ["public_id", "thread_link", "role", "preview", "token_count", "created_at"]
     list_filter = ["role"]
     date_hierarchy = "created_at"
-    search_fields = ["=public_id", "=thread__public_id", "content"]
-    search_help_text = "A message id, a thread id, or words of the content."
+    search_fields = ["=public_id", "=thread__public_id"]
+    search_help_text = (
+        "A message id, a thread id, or words of the content (whole words, all of them)."
+    )
     list_select_related = ["thread"]
     show_full_result_count = False
 
@@ -154,7 +162,10 @@ class MessageAdmin(MessageBodyHooks, ViewOnlyAdmin):
                 tenant_id=None,
                 details={"term_length": len(search_term)},
             )
-        return super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if not term or PUBLIC_ID.fullmatch(term):
+            return super().get_search_results(request, queryset, term)
+        return search.message_search(queryset, term)[0], False
 
     @admin.display(description="thread", ordering="thread")
     def thread_link(self, obj: Message) -> str:

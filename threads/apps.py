@@ -1,6 +1,27 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db import connections
+from django.db.models.signals import post_migrate
+
+
+def _ensure_search_index(using: str, **kwargs: Any) -> None:
+    """Recreate search triggers a table rebuild may have dropped (see ``threads.search``)."""
+    from threads.search import search_index_ensure
+
+    connection = connections[using]
+    if "threads_message" in connection.introspection.table_names():
+        search_index_ensure(connection)
 
 
 class ThreadsConfig(AppConfig):
     name = "threads"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        post_migrate.connect(
+            lambda sender, using, **kwargs: _ensure_search_index(using),
+            sender=self,
+            weak=False,
+            dispatch_uid="threads.search_index_ensure",
+        )

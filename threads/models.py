@@ -155,6 +155,9 @@ class Message(TreeNode):
         ordering = ["id"]
         indexes = [
             models.Index(fields=["thread", "id"], name="message_thread_id_idx"),
+            # Context recall: is an old message the only one of its thread at its depth (then
+            # it lies on every path through that depth)?
+            models.Index(fields=["thread", "depth"], name="message_thread_depth_idx"),
             # Usage rollups read the turns of a period that carry usage, and only those.
             models.Index(
                 fields=["created_at"],

@@ -343,3 +343,15 @@ class MessageBatchCreateSerializer(serializers.Serializer):
         help_text="Appended in order, each under the one before it; the last becomes the "
         "active leaf.",
     )
+
+
+class SearchHitSerializer(serializers.Serializer):
+    """One message found by a search. ``snippet`` is HTML: the text escaped, the words found
+    in ``<mark>…</mark>``."""
+
+    message_id = serializers.CharField()
+    thread_id = serializers.CharField()
+    user_ref = serializers.CharField()
+    role = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    snippet = serializers.CharField()

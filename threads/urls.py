@@ -21,4 +21,6 @@ urlpatterns = [
         name="message-edit",
     ),
     path("threads/<str:thread_id>/tree", views.ThreadTreeView.as_view(), name="thread-tree"),
+    path("threads/<str:thread_id>/search", views.ThreadSearchView.as_view(), name="thread-search"),
+    path("search", views.SearchView.as_view(), name="search"),
 ]

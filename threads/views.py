@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from auditlog.events import actor_of
 from convmem.api import decode_cursor, encode_cursor, idempotency_parameter, page_url, tenant_of
-from convmem.errors import InvalidCursor
+from convmem.errors import InvalidCursor, InvalidRequest
 from convmem.pagination import (
     LIMIT_DESCRIPTION,
     LIMIT_SCHEMA,
@@ -18,7 +18,7 @@ from convmem.pagination import (
     cursor_param,
     page_size,
 )
-from threads import selectors, services
+from threads import search, selectors, services
 from threads.idempotency import idempotent_response
 from threads.models import Message
 from threads.serializers import (
@@ -26,6 +26,7 @@ from threads.serializers import (
     MessageCreateSerializer,
     MessageEditSerializer,
     MessageSerializer,
+    SearchHitSerializer,
     ThreadCreateSerializer,
     ThreadSerializer,
     ThreadUpdateSerializer,
@@ -310,3 +311,80 @@ class ThreadTreeView(APIView):
         if found is None:
             raise InvalidCursor()
         return found.id
+
+
+SEARCH_QUERY = OpenApiParameter(
+    "q",
+    OpenApiTypes.STR,
+    required=True,
+    description="Words to find; every word must occur (case-insensitive). Erased content is "
+    "never found.",
+)
+SEARCH_DESCRIPTION = (
+    "Messages holding every word of `q`, newest first, found through the full-text index "
+    "(PostgreSQL full-text search, SQLite FTS5). Each hit names its message and thread and "
+    "carries a `snippet`: HTML with the text escaped and the words found in `<mark>`."
+)
+
+
+def _search_response(request: Request, *, thread=None, user_ref: str | None = None) -> Response:
+    tenant = tenant_of(request)
+    text = request.query_params.get("q", "")
+    if not search.query_terms(text):
+        raise InvalidRequest("q must hold at least one word to search for.", code="invalid_query")
+    limit = page_size(request.query_params.get("limit"))
+    cursor = request.query_params.get("cursor")
+    before_id = None
+    if cursor:
+        before_id = search.search_cursor_position(tenant=tenant, public_id=decode_cursor(cursor))
+        if before_id is None:
+            raise InvalidCursor()
+    page = search.tenant_message_search(
+        tenant=tenant,
+        text=text,
+        limit=limit,
+        thread=thread,
+        user_ref=user_ref,
+        before_id=before_id,
+    )
+    next_url = (
+        page_url(request, cursor=encode_cursor(page.hits[-1].message_id)) if page.has_more else None
+    )
+    return Response({"results": SearchHitSerializer(page.hits, many=True).data, "next": next_url})
+
+
+class SearchView(APIView):
+    @extend_schema(
+        operation_id="search",
+        description=SEARCH_DESCRIPTION + " Tenant-wide; narrow with `user_ref` or `thread`.",
+        parameters=[
+            SEARCH_QUERY,
+            OpenApiParameter("user_ref", OpenApiTypes.STR, description="Only this user's threads."),
+            OpenApiParameter("thread", OpenApiTypes.STR, description="Only this thread (thr_…)."),
+            LIMIT,
+            CURSOR,
+        ],
+        responses=_page("SearchPage", SearchHitSerializer),
+    )
+    def get(self, request: Request) -> Response:
+        thread_id = request.query_params.get("thread")
+        thread = (
+            selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+            if thread_id
+            else None
+        )
+        return _search_response(
+            request, thread=thread, user_ref=request.query_params.get("user_ref")
+        )
+
+
+class ThreadSearchView(APIView):
+    @extend_schema(
+        operation_id="threads_search",
+        description=SEARCH_DESCRIPTION + " Within one thread, every branch.",
+        parameters=[SEARCH_QUERY, LIMIT, CURSOR],
+        responses=_page("ThreadSearchPage", SearchHitSerializer),
+    )
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        return _search_response(request, thread=thread)

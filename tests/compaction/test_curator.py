@@ -663,3 +663,165 @@ def test_a_growing_conversation_asks_for_few_memos_and_never_loses_history() -> 
     tokens = 400 * 84
     assert requests <= tokens / ((1 - policy.high_water) * budget.available) + 1
     assert requests >= 5
+
+
+# --- recall -----------------------------------------------------------------------------------
+
+
+def test_recalled_turns_fill_the_recall_slot_in_rank_order() -> None:
+    path = conversation(*[100] * 10, first_id=21)
+    policy = replace(PLAIN, recall_max_tokens=150)
+    fact, other, huge = Turn(3, "user", 60), Turn(5, "assistant", 50), Turn(7, "user", 400)
+
+    plan = curate(
+        path, [], Budget(window=800, reserve=100), policy, recalled=[huge, fact, other, fact]
+    )
+
+    # slot = min(150, 0.25 x 700) = 150: the huge one never fits, the next two do (110 tokens)
+    assert plan.recalled == (3, 5)
+    assert plan.tokens.recalled == 110
+    assert plan.tokens.total == plan.tokens.anchor + plan.tokens.recent + 110
+    assert plan.tokens.retrieved == 0
+
+
+def test_recall_never_repeats_a_recent_turn_and_is_off_at_zero() -> None:
+    path = conversation(*[100] * 10)
+    budget = Budget(window=800, reserve=100)
+    recent_turn = path[-2]
+
+    with_recall = curate(
+        path, [], budget, replace(PLAIN, recall_max_tokens=300), recalled=[recent_turn, path[2]]
+    )
+    off = curate(path, [], budget, PLAIN, recalled=[path[2]])
+
+    assert with_recall.recalled == (path[2].id,)
+    assert recent_turn.id in with_recall.recent
+    assert off == curate(path, [], budget, PLAIN)
+
+
+@st.composite
+def recall_cases(draw: st.DrawFn) -> tuple[Case, list[Turn]]:
+    case = draw(cases())
+    policy = replace(case.policy, recall_max_tokens=draw(st.integers(0, 900)))
+    ids = [turn.id for turn in case.path] + [1, 2, 3, 4, 5]
+    candidates = draw(
+        st.lists(
+            st.builds(
+                Turn,
+                st.sampled_from(ids),
+                st.sampled_from(["user", "assistant", "tool", "system"]),
+                st.integers(0, 400),
+            ),
+            max_size=8,
+            unique_by=lambda turn: turn.id,
+        )
+    )
+    return replace(case, policy=policy), candidates
+
+
+def recall_plans() -> st.SearchStrategy[tuple[Case, list[Turn], Plan]]:
+    def plan(case_candidates: tuple[Case, list[Turn]]) -> tuple[Case, list[Turn], Plan]:
+        case, candidates = case_candidates
+        result = curate(
+            case.path, case.memos, case.budget, case.policy, head=case.head, recalled=candidates
+        )
+        return case, candidates, result
+
+    return recall_cases().filter(lambda cc: cc[0].current_unit_fits()).map(plan)
+
+
+@given(recall_plans())
+def test_with_recall_the_total_stays_within_the_window_and_the_cap(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    case, candidates, plan = case_candidates_plan
+    tokens = plan.tokens
+    cost = {turn.id: turn.tokens + case.policy.message_overhead for turn in candidates}
+
+    assert tokens.total + tokens.reserve <= tokens.window
+    assert tokens.total == (
+        tokens.system
+        + tokens.memo
+        + tokens.anchor
+        + tokens.recalled
+        + tokens.retrieved
+        + tokens.recent
+    )
+    assert tokens.retrieved == case.budget.retrieved
+    assert tokens.recalled == sum(cost[i] for i in plan.recalled)
+    assert tokens.recalled <= case.policy.recall_max_tokens
+
+
+@given(recall_plans())
+def test_recalled_turns_are_candidates_never_shown_twice(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    case, candidates, plan = case_candidates_plan
+
+    assert list(plan.recalled) == sorted(set(plan.recalled))
+    assert set(plan.recalled) <= {turn.id for turn in candidates}
+    assert not set(plan.recalled) & (set(plan.recent) | set(plan.anchor))
+    if case.history_fits() or case.policy.recall_max_tokens == 0:
+        assert plan.recalled == ()
+
+
+@given(recall_plans())
+def test_with_recall_the_sections_still_partition_the_path(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    case, _, plan = case_candidates_plan
+    on_path = tuple(i for i in plan.anchor if case.head is None)
+    sections = [plan.covered, on_path, plan.recent, plan.dropped]
+    ids = [turn.id for turn in case.path]
+
+    assert sorted(i for section in sections for i in section) == sorted(ids)
+    assert plan.recent == tuple(ids[len(ids) - len(plan.recent) :])
+    assert plan.recent[-len(case.current_unit()) :] == tuple(t.id for t in case.current_unit())
+
+
+@given(recall_plans())
+def test_without_a_placed_candidate_the_plan_is_the_one_without_recall(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    case, _, plan = case_candidates_plan
+    if not plan.recalled:
+        assert plan == case.plan()
+
+
+@given(recall_plans())
+def test_recall_places_candidates_greedily_in_rank_order(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    """Every candidate left out is shown already, a repeat, or did not fit the room left when
+    its turn came (so a better-ranked one is never skipped for a worse one that is no
+    smaller)."""
+    case, candidates, plan = case_candidates_plan
+    if not plan.recalled:
+        return
+    overhead = case.policy.message_overhead
+    room = case.policy.recall_max_tokens
+    spent = plan.tokens.total - plan.tokens.recalled
+    room = min(room, case.budget.window - case.budget.reserve - spent)
+    taken = set(plan.recent) | set(plan.anchor)
+    placed = []
+    for turn in candidates:
+        if turn.id in taken:
+            continue
+        if turn.tokens + overhead <= room:
+            placed.append(turn.id)
+            taken.add(turn.id)
+            room -= turn.tokens + overhead
+
+    assert plan.recalled == tuple(sorted(placed))
+
+
+@given(recall_plans())
+def test_recall_takes_room_from_the_oldest_recent_turns_never_from_the_memo(
+    case_candidates_plan: tuple[Case, list[Turn], Plan],
+) -> None:
+    case, _, plan = case_candidates_plan
+    plain = case.plan()
+
+    assert set(plan.recent) <= set(plain.recent)
+    if plain.memo is not None:
+        assert plan.memo is not None

@@ -1,0 +1,193 @@
+"""Recall: older messages of the active path that match the current user turn, for the
+``recalled`` section of a model input (see ``compaction.curator``, "Recall").
+
+When the history does not fit, the memo keeps what it can; recall finds the rest on demand. The
+words of the current user turn are looked up in the thread through the full-text index
+(``threads.search.thread_term_hits``, one query), older than the current turn. Ranking is by
+the rarity of the words a message shares with the turn (the sum of each shared word's
+inverse document frequency in the thread): a word found in many of the thread's messages ("what",
+"order") tells nothing and is ignored, a word found in a few (a code, a name) decides. Neither
+index ranks so: PostgreSQL's ``ts_rank`` has no document frequency at all, and both would
+rank within the whole table, not the thread.
+
+Only messages on the active path are candidates: a message on the read stretch is; an older
+one is when it is the only message of the thread at its depth (one query on the (thread,
+depth) index); at a depth with forks, by one bounded walk up the path. The best
+``MAX_CANDIDATES`` are returned with their rendered text and its exact token count, so the
+curator's arithmetic holds; erased messages are never candidates (they are not in the index).
+"""
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import connection
+
+from compaction.curator import Turn
+from compaction.rendering import MessagePayload, recalled_content, sha256_hex
+from compaction.selectors import StretchRow
+from threads.models import Message, Role, Thread
+from threads.search import query_terms, thread_term_hits
+
+MESSAGE_TABLE = Message._meta.db_table
+# Words of the user turn looked up: the most specific-looking (with a digit, then the longest).
+MAX_TERMS = 12
+# Hits read per word; a word with more is common in the thread and ignored.
+PER_TERM = 24
+# A word found in more than this share of the thread's older messages is ignored too.
+COMMON_SHARE = 0.2
+MAX_CANDIDATES = 12
+# How far up the path a fork check may walk (rows); forked candidates beyond are skipped.
+MAX_FORK_WALK = 2000
+
+# ``(text, sha256, encoding) -> tokens``: the context service's per-process count cache.
+TokenCounter = Callable[[str, str, str], int]
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """A candidate for the recalled section: the curator's view, and what it renders as."""
+
+    turn: Turn
+    public_id: str
+    role: str
+    payload: MessagePayload
+
+
+def recall_candidates(
+    *,
+    thread: Thread,
+    rows: Sequence[StretchRow],
+    max_tokens: int,
+    encoding: str,
+    count: TokenCounter,
+) -> list[Recalled]:
+    """The best candidates for recall on the path ending with ``rows`` (the context read,
+    root → leaf), best first; see the module docstring. ``count(text, digest, encoding)``
+    counts tokens (the context service's per-process cache)."""
+    query = _current_user_turn(rows)
+    if query is None:
+        return []
+    below_depth = query.depth
+    terms = _specific(query_terms(_text_of(query.id)))
+    if not terms or below_depth <= 1:
+        return []
+    hits = thread_term_hits(
+        thread_id=thread.pk, terms=terms, below_depth=below_depth, per_term=PER_TERM + 1
+    )
+    ranked = _ranked(hits, older=below_depth - 1)
+    on_path = _on_path(thread, rows, ranked)
+    chosen = [(message_id, score) for message_id, score in ranked if message_id in on_path]
+    return _rendered(chosen[:MAX_CANDIDATES], max_tokens, encoding, count)
+
+
+def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:
+    return next((row for row in reversed(rows) if row.role == Role.USER), None)
+
+
+def _specific(terms: list[str]) -> list[str]:
+    """The ``MAX_TERMS`` words most likely to single out a message: words with a digit (ids,
+    codes, amounts, dates) first, then the longest; one- and two-letter words never (in
+    alphabetic scripts they are function words). A stable order, so the same turn always
+    asks the same question."""
+    useful = [term for term in terms if len(term) > 2 or any(c.isdigit() for c in term)]
+    ranked = sorted(useful, key=lambda term: (not any(c.isdigit() for c in term), -len(term)))
+    return ranked[:MAX_TERMS]
+
+
+def _text_of(message_id: int) -> str:
+    return Message.objects.filter(pk=message_id).values_list("content", flat=True).get()
+
+
+def _ranked(hits: Iterable, *, older: int) -> list[tuple[int, float]]:
+    """(message id, score) best first, ties to the newer message."""
+    by_term: dict[str, list[int]] = defaultdict(list)
+    for hit in hits:
+        by_term[hit.term].append(hit.message_id)
+    scores: dict[int, float] = defaultdict(float)
+    for ids in by_term.values():
+        found = len(ids)
+        if found > PER_TERM or found > max(1.0, COMMON_SHARE * older):
+            continue
+        weight = math.log(1 + older / found)
+        for message_id in ids:
+            scores[message_id] += weight
+    return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
+
+
+_DEPTHS_SQL = f"""
+SELECT id, depth, (SELECT COUNT(*) FROM {MESSAGE_TABLE} o
+                   WHERE o.thread_id = m.thread_id AND o.depth = m.depth)
+FROM {MESSAGE_TABLE} m WHERE m.id IN ({{ids}})
+"""
+
+_WALK_SQL = f"""
+WITH RECURSIVE up(id, parent_id, depth, n) AS (
+    SELECT id, parent_id, depth, 1 FROM {MESSAGE_TABLE} WHERE id = %s
+    UNION ALL
+    SELECT m.id, m.parent_id, m.depth, up.n + 1 FROM {MESSAGE_TABLE} m
+    JOIN up ON m.id = up.parent_id
+    WHERE up.depth > %s AND up.n < %s
+)
+SELECT id FROM up
+"""
+
+
+def _on_path(
+    thread: Thread, rows: Sequence[StretchRow], ranked: list[tuple[int, float]]
+) -> set[int]:
+    """Which of the first ranked ids lie on the path ending with ``rows``."""
+    read = {row.id for row in rows}
+    top_depth = rows[0].depth
+    wanted = [message_id for message_id, _ in ranked[: MAX_CANDIDATES * 2]]
+    on_path = {message_id for message_id in wanted if message_id in read}
+    older = [message_id for message_id in wanted if message_id not in read]
+    if not older:
+        return on_path
+    forked: dict[int, int] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(_DEPTHS_SQL.format(ids=", ".join(["%s"] * len(older))), older)
+        for message_id, depth, at_depth in cursor.fetchall():
+            if depth >= top_depth:
+                continue  # at a depth the read covers, yet not on it: another branch
+            if at_depth == 1:
+                on_path.add(message_id)
+            else:
+                forked[message_id] = depth
+    if forked:
+        with connection.cursor() as cursor:
+            cursor.execute(_WALK_SQL, [rows[0].id, min(forked.values()), MAX_FORK_WALK])
+            walked = {row[0] for row in cursor.fetchall()}
+        on_path |= forked.keys() & walked
+    return on_path
+
+
+def _rendered(
+    chosen: list[tuple[int, float]], max_tokens: int, encoding: str, count: TokenCounter
+) -> list[Recalled]:
+    order = [message_id for message_id, _ in chosen]
+    rows = {
+        pk: (public_id, role, MessagePayload(content, parts, calls, call_id), tokens)
+        for pk, public_id, role, content, parts, calls, call_id, tokens in Message.objects.filter(
+            pk__in=order, token_count__lte=max_tokens
+        ).values_list(
+            "pk",
+            "public_id",
+            "role",
+            "content",
+            "content_parts",
+            "tool_calls",
+            "tool_call_id",
+            "token_count",
+        )
+    }
+    recalled = []
+    for message_id in order:
+        if message_id not in rows:
+            continue
+        public_id, role, payload, _ = rows[message_id]
+        text = recalled_content(message_id=public_id, role=role, payload=payload)
+        tokens = count(text, sha256_hex(text), encoding)
+        recalled.append(Recalled(Turn(message_id, role, tokens), public_id, role, payload))
+    return recalled

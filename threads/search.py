@@ -1,0 +1,355 @@
+"""Full-text search over message content: one index, read by the search API, the admin's message
+search and context recall.
+
+What is indexed: a message's ``content`` (for a message sent as content parts, its text parts)
+and the name and arguments of each tool call it makes; a tool result's output is its content.
+Erased messages are not in the index, and the hidden root never matches (it has no content).
+
+- **PostgreSQL**: a GIN index on ``to_tsvector('simple', …)`` of that text (``SEARCH_DOCUMENT``),
+  partial on ``erased_at IS NULL``. The database keeps it in step with every INSERT and UPDATE,
+  in the writing transaction: a tombstone (which sets ``erased_at``) takes the message out of the
+  index when the erasure commits. The ``simple`` configuration neither stems nor drops stop
+  words, so ids, codes and text in any language match as written (case-insensitively).
+- **SQLite** (the embedded default): an FTS5 table ``threads_message_fts`` (``unicode61``
+  tokenizer, diacritics folded) filled by triggers on the message table, so every write —
+  service, bulk ``update()``, erasure — keeps it in step in the same transaction. Django's
+  SQLite schema editor rebuilds a table for some ``ALTER``s, which drops its triggers:
+  ``search_index_ensure`` (run after every ``migrate``) creates any that are missing.
+
+Queries: every word of the query must occur (AND), case-insensitively, on both backends.
+Snippets come back HTML-escaped with the matched words in ``<mark>…</mark>``.
+"""
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import BooleanField, Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
+
+from convmem.models import Tenant
+from threads.models import Message, Role, Thread
+
+MESSAGE_TABLE = Message._meta.db_table
+FTS_TABLE = "threads_message_fts"
+PG_INDEX = "message_search_idx"
+PG_CONFIG = "simple"
+# At most this many words of a query are used (a pasted page is not a query).
+MAX_QUERY_TERMS = 32
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Marks around matched words inside snippets, turned into <mark> after escaping the text.
+_START, _STOP = "\x02", "\x03"
+
+
+def _pg_document(table: str = "") -> str:
+    prefix = f'"{table}".' if table else ""
+    return (
+        f"(to_tsvector('{PG_CONFIG}'::regconfig, {prefix}content) || "
+        f"jsonb_to_tsvector('{PG_CONFIG}'::regconfig, "
+        f"COALESCE(jsonb_path_query_array({prefix}tool_calls, '$[*].function'), '[]'::jsonb), "
+        """'["string"]'))"""
+    )
+
+
+# The indexed expression; queries must spell it the same way for the planner to use the index.
+SEARCH_DOCUMENT = _pg_document()
+
+_SQLITE_BODY = """new.content || ' ' || COALESCE((
+    SELECT group_concat(
+        COALESCE(json_extract(value, '$.function.name'), '') || ' ' ||
+        COALESCE(json_extract(value, '$.function.arguments'), ''), ' ')
+    FROM json_each(new.tool_calls)), '')"""
+
+SQLITE_SCHEMA = [
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(
+        body, tokenize = 'unicode61 remove_diacritics 2')""",
+    f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_insert AFTER INSERT ON {MESSAGE_TABLE}
+    WHEN new.erased_at IS NULL AND new.role <> 'root'
+    BEGIN
+        INSERT INTO {FTS_TABLE}(rowid, body) VALUES (new.id, {_SQLITE_BODY});
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_update
+    AFTER UPDATE OF content, tool_calls, erased_at ON {MESSAGE_TABLE}
+    BEGIN
+        DELETE FROM {FTS_TABLE} WHERE rowid = old.id;
+        INSERT INTO {FTS_TABLE}(rowid, body)
+            SELECT new.id, {_SQLITE_BODY} WHERE new.erased_at IS NULL AND new.role <> 'root';
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_delete AFTER DELETE ON {MESSAGE_TABLE}
+    BEGIN
+        DELETE FROM {FTS_TABLE} WHERE rowid = old.id;
+    END""",
+]
+SQLITE_TRIGGERS = [f"{FTS_TABLE}_insert", f"{FTS_TABLE}_update", f"{FTS_TABLE}_delete"]
+SQLITE_BACKFILL = f"""
+INSERT INTO {FTS_TABLE}(rowid, body)
+SELECT id, {_SQLITE_BODY.replace("new.", "")} FROM {MESSAGE_TABLE}
+WHERE erased_at IS NULL AND role <> 'root'
+"""
+
+PG_SCHEMA = [
+    f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {MESSAGE_TABLE} USING gin ({SEARCH_DOCUMENT}) "
+    "WHERE erased_at IS NULL"
+]
+
+
+def search_index_ensure(db: BaseDatabaseWrapper) -> None:
+    """Create the index (and, on SQLite, its triggers) where missing. Idempotent; run by the
+    migration that introduces the index and after every ``migrate``. A new FTS5 table is filled
+    from the messages that exist."""
+    if db.vendor == "postgresql":
+        with db.cursor() as cursor:
+            for statement in PG_SCHEMA:
+                cursor.execute(statement)
+    elif db.vendor == "sqlite":
+        with db.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS_TABLE])
+            new = cursor.fetchone() is None
+            for statement in SQLITE_SCHEMA:
+                cursor.execute(statement)
+            if new:
+                cursor.execute(SQLITE_BACKFILL)
+
+
+def search_index_drop(db: BaseDatabaseWrapper) -> None:
+    with db.cursor() as cursor:
+        if db.vendor == "postgresql":
+            cursor.execute(f"DROP INDEX IF EXISTS {PG_INDEX}")
+        elif db.vendor == "sqlite":
+            for trigger in SQLITE_TRIGGERS:
+                cursor.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            cursor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
+def search_index_compact(db: BaseDatabaseWrapper) -> bool:
+    """On SQLite, merge the FTS5 index into one segment: a deleted row's words stay in the
+    older segments (masked) until a merge, so a physical scrub compacts the index before the
+    file is rewritten. Returns whether there was anything to do (PostgreSQL: ``VACUUM FULL``
+    of the message table rebuilds the GIN index)."""
+    if db.vendor != "sqlite":
+        return False
+    with db.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+    return True
+
+
+def query_terms(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct words of ``text``, lower-cased, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        seen.setdefault(word, None)
+        if len(seen) == limit:
+            break
+    return list(seen)
+
+
+def _fts_match(terms: Sequence[str]) -> str:
+    """An FTS5 query requiring every term: each quoted, so no word is read as an operator."""
+    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _pg_query(terms: Sequence[str]) -> str:
+    return " ".join(terms)
+
+
+def matches(terms: Sequence[str]) -> Q | RawSQL:
+    """A filter for ``Message`` querysets: the messages holding every one of ``terms``, through
+    the index. The caller also filters ``erased_at__isnull=True`` (on PostgreSQL the index is
+    partial on it; on SQLite erased messages are not in the index at all)."""
+    if connection.vendor == "postgresql":
+        return RawSQL(
+            f"{_pg_document(MESSAGE_TABLE)} @@ plainto_tsquery('{PG_CONFIG}', %s)",
+            [_pg_query(terms)],
+            output_field=BooleanField(),
+        )
+    return Q(
+        pk__in=RawSQL(
+            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [_fts_match(terms)]
+        )
+    )
+
+
+def snippet_of(terms: Sequence[str]) -> RawSQL:
+    """An annotation: a short passage of each matching message with the terms marked (between
+    ``_START`` and ``_STOP``; see ``snippet_html``)."""
+    if connection.vendor == "postgresql":
+        options = f"StartSel={_START}, StopSel={_STOP}, MaxWords=24, MinWords=8, MaxFragments=2"
+        text = (
+            f"\"{MESSAGE_TABLE}\".content || COALESCE(' ' || "
+            f"jsonb_path_query_array(\"{MESSAGE_TABLE}\".tool_calls, '$[*].function')::text, '')"
+        )
+        return RawSQL(
+            f"ts_headline('{PG_CONFIG}', {text}, plainto_tsquery('{PG_CONFIG}', %s), %s)",
+            [_pg_query(terms), options],
+            output_field=TextField(),
+        )
+    return RawSQL(
+        f"""(SELECT snippet({FTS_TABLE}, 0, %s, %s, '…', 24) FROM {FTS_TABLE}
+        WHERE {FTS_TABLE} MATCH %s AND rowid = "{MESSAGE_TABLE}".id)""",
+        [_START, _STOP, _fts_match(terms)],
+        output_field=TextField(),
+    )
+
+
+def snippet_html(raw: str | None) -> str:
+    """A snippet as safe HTML: the text escaped, the matched words in ``<mark>``."""
+    escaped = html.escape(raw or "")
+    return escaped.replace(_START, "<mark>").replace(_STOP, "</mark>")
+
+
+@dataclass(frozen=True)
+class TermHit:
+    """A message of a thread holding one query term."""
+
+    term: str
+    message_id: int
+    depth: int
+
+
+def thread_term_hits(
+    *, thread_id: int, terms: Sequence[str], below_depth: int, per_term: int
+) -> list[TermHit]:
+    """For each term, up to ``per_term`` live messages of the thread above ``below_depth`` that
+    hold it (through the index), newest first. One query. A term with ``per_term`` hits is
+    common in the thread (the caller reads that as "no information")."""
+    if not terms:
+        return []
+    if connection.vendor == "postgresql":
+        one = (
+            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s AND depth < %s "
+            f"AND erased_at IS NULL AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) "
+            "ORDER BY id DESC LIMIT %s)"
+        )
+        params = [[term, thread_id, below_depth, term, per_term] for term in terms]
+    else:
+        one = (
+            # In FTS5's own (rowid) order, so the scan stops after ``per_term`` hits.
+            f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
+            f"JOIN {MESSAGE_TABLE} m ON m.id = f.rowid WHERE {FTS_TABLE} MATCH %s "
+            "AND m.thread_id = %s AND m.depth < %s ORDER BY f.rowid DESC LIMIT %s)"
+        )
+        params = [[term, _fts_match([term]), thread_id, below_depth, per_term] for term in terms]
+    sql = " UNION ALL ".join([one] * len(terms))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for group in params for value in group])
+        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+
+
+def message_search(queryset: QuerySet[Message], text: str) -> tuple[QuerySet[Message], list[str]]:
+    """``queryset`` narrowed to live messages holding every word of ``text`` (none if it has
+    no words), annotated with ``search_snippet``; and the words used."""
+    terms = query_terms(text)
+    if not terms:
+        return queryset.none(), terms
+    found = queryset.filter(matches(terms), erased_at__isnull=True)
+    return found.annotate(search_snippet=snippet_of(terms)), terms
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    message_id: str
+    thread_id: str
+    user_ref: str
+    role: str
+    created_at: Any
+    snippet: str
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    hits: list[SearchHit]
+    has_more: bool
+
+
+def tenant_message_search(
+    *,
+    tenant: Tenant,
+    text: str,
+    limit: int,
+    thread: Thread | None = None,
+    user_ref: str | None = None,
+    before_id: int | None = None,
+) -> SearchPage:
+    """One page of the tenant's live messages holding every word of ``text``, newest first,
+    optionally within one thread or one ``user_ref``'s threads, and older than ``before_id``
+    (the cursor). Deleted threads, erased messages and other tenants' messages never match.
+    One query on PostgreSQL, two on SQLite."""
+    terms = query_terms(text)
+    if not terms:
+        return SearchPage(hits=[], has_more=False)
+    if connection.vendor == "sqlite":
+        rows = _sqlite_page(tenant, terms, limit + 1, thread, user_ref, before_id)
+    else:
+        messages = Message.objects.filter(
+            thread__tenant=tenant, thread__deleted_at__isnull=True
+        ).exclude(role=Role.ROOT)
+        if thread is not None:
+            messages = messages.filter(thread=thread)
+        if user_ref is not None:
+            messages = messages.filter(thread__user_ref=user_ref)
+        if before_id is not None:
+            messages = messages.filter(pk__lt=before_id)
+        found, _ = message_search(messages, text)
+        rows = list(found.order_by("-pk").values_list(*_HIT_FIELDS, "search_snippet")[: limit + 1])
+    hits = [
+        SearchHit(message_id, thread_id, ref, role, created_at, snippet_html(snippet))
+        for message_id, thread_id, ref, role, created_at, snippet in rows[:limit]
+    ]
+    return SearchPage(hits=hits, has_more=len(rows) > limit)
+
+
+_HIT_FIELDS = ("public_id", "thread__public_id", "thread__user_ref", "role", "created_at")
+
+
+def _sqlite_page(
+    tenant: Tenant,
+    terms: Sequence[str],
+    size: int,
+    thread: Thread | None,
+    user_ref: str | None,
+    before_id: int | None,
+) -> list[tuple[Any, ...]]:
+    """The page driven from the FTS5 table in descending rowid order, which FTS5 serves
+    directly: the scan stops after ``size`` hits instead of collecting every match first (a
+    word in every message costs a page, not the table). Then the rows' fields, by pk."""
+    where = ["t.tenant_id = %s", "t.deleted_at IS NULL", "m.erased_at IS NULL"]
+    params: list[Any] = [_START, _STOP, _fts_match(terms), tenant.pk]
+    for clause, value in (
+        ("m.thread_id = %s", thread.pk if thread else None),
+        ("t.user_ref = %s", user_ref),
+        ("f.rowid < %s", before_id),
+    ):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    sql = f"""
+        SELECT f.rowid, snippet({FTS_TABLE}, 0, %s, %s, '…', 24)
+        FROM {FTS_TABLE} f
+        JOIN {MESSAGE_TABLE} m ON m.id = f.rowid
+        JOIN {Thread._meta.db_table} t ON t.id = m.thread_id
+        WHERE {FTS_TABLE} MATCH %s AND {" AND ".join(where)}
+        ORDER BY f.rowid DESC LIMIT %s"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, size])
+        found = cursor.fetchall()
+    fields = {
+        row[0]: row[1:]
+        for row in Message.objects.filter(pk__in=[pk for pk, _ in found]).values_list(
+            "pk", *_HIT_FIELDS
+        )
+    }
+    return [(*fields[pk], snippet) for pk, snippet in found]
+
+
+def search_cursor_position(*, tenant: Tenant, public_id: str) -> int | None:
+    """The message a search cursor names (one of the tenant's), as the pk the next page starts
+    below; None if it is not one."""
+    return (
+        Message.objects.filter(thread__tenant=tenant, public_id=public_id)
+        .values_list("pk", flat=True)
+        .first()
+    )
