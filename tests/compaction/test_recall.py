@@ -85,7 +85,7 @@ def test_a_recalled_message_erased_later_is_named_by_the_replay(acme):
 
     assert not replay.matches
     assert fact.public_id in replay.reason
-    assert record.rendered_text == ""  # the snapshot that quoted it is purged
+    assert record.rendered_pieces is None  # no snapshot quotes it (none is kept by default)
 
 
 def test_an_erased_message_is_never_recalled(acme):
