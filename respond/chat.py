@@ -26,13 +26,14 @@ from django.conf import settings
 
 from convmem.profiles import profile_setting
 from convmem.upstream import status_is_retryable, url_for_logs
+from respond.models import RespondRun
 from threads.content import usage_count_ok
 from threads.models import Message, Thread
 
 logger = logging.getLogger(__name__)
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MODEL_NAME_CHARS = Message._meta.get_field("model").max_length
-FINISH_REASON_CHARS = 32  # RespondRun.finish_reason
+FINISH_REASON_CHARS = RespondRun._meta.get_field("finish_reason").max_length
 
 
 def storable(text: str, limit: int | None = None) -> str:
