@@ -4,6 +4,7 @@ admin; the JSON encodings stay as they were."""
 
 import json
 
+from django.core.management import call_command
 from django.urls import reverse
 
 from audit.export_html import call_words
@@ -89,6 +90,27 @@ def test_compliance_gets_it_from_the_admin(acme):
         )
     )
     assert "#1 You" in user
+
+
+def test_the_command_writes_the_page_too(acme, tmp_path):
+    branched_thread(acme.tenant, user_ref="u-3")
+    target = tmp_path / "u-3.html"
+
+    call_command(
+        "export_history",
+        "--user-ref",
+        "u-3",
+        "--tenant",
+        "acme",
+        "--output",
+        str(target),
+        "--format",
+        "html",
+    )
+
+    page = target.read_text()
+    assert "Your conversations" in page
+    assert "#6 Assistant" in page
 
 
 def test_arguments_that_are_not_an_object_stay_as_written():
