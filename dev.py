@@ -27,11 +27,6 @@ ROOT = Path(__file__).resolve().parent
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
 START_TIMEOUT = 120.0
 PYPROJECTS = ("pyproject.toml", "clients/python/pyproject.toml")
-# Running as root (containers, CI) makes Celery warn on every worker start; the dev server is
-# the one place where that is expected. The same filter, spelled for PYTHONWARNINGS.
-DEV_WORKER_WARNINGS = (
-    "ignore:You're running the worker with superuser privileges:celery.exceptions.SecurityWarning"
-)
 
 
 def venv_dir(version: tuple[int, int] | None = None) -> Path:
@@ -167,7 +162,9 @@ def serve(port: str) -> int:
             "--concurrency=2",
         ],
         worker_log,
-        env={"PYTHONWARNINGS": DEV_WORKER_WARNINGS},
+        # Running as root (containers, CI) makes Celery warn on every worker start; the dev
+        # server is the one place where that is expected (convmem/celery.py silences it).
+        env={"CONVMEM_DEV_SERVER": "1"},
     )
     web = Process(
         [str(PYTHON), "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],

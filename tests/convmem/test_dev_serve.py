@@ -127,7 +127,7 @@ def test_serve_prints_the_summary_last_and_the_same_logins_every_run(tmp_path):
     # The start-up output goes to the log files; the screen ends with the summary.
     assert " ready." in (tmp_path / "log" / "worker.log").read_text()
     assert f"Starting development server at {base}/" in (tmp_path / "log" / "web.log").read_text()
-    assert on_screen[-1] == lines[-1]
+    assert [line for line in on_screen if line.strip()][-1] == lines[-1]
     assert "New demo API key (first run)." in lines
     # The known-harmless warnings are silenced where they come from.
     log_dir = tmp_path / "log"
