@@ -298,6 +298,7 @@ def _recall(
     reached_start: bool,
     budget: Budget,
     profile: EffectiveProfile,
+    payloads: dict[int, MessagePayload],
 ) -> list[Recalled]:
     """Candidates for the recalled section (``compaction.recall``), looked up only when recall
     is on and the history may not fit verbatim (otherwise the curator shows it all)."""
@@ -313,6 +314,7 @@ def _recall(
         max_tokens=policy.recall_max_tokens,
         encoding=profile.encoding,
         count=_count_cached,
+        texts={pk: payload.content for pk, payload in payloads.items() if payload.content},
     )
 
 
@@ -532,7 +534,7 @@ def _assemble(
     reached_start = len(rows) < len(fetched.rows) or rows[0].depth == 1
     head = None if reached_start else _head(thread, rows[0], summaries, fetched.root_children)
     read = _read(rows, head, profile, fetched.payloads)
-    recalled = _recall(thread, rows, reached_start, budget, profile)
+    recalled = _recall(thread, rows, reached_start, budget, profile, fetched.payloads)
     plan = _plan(read, ready, budget, profile, recalled)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)

@@ -19,7 +19,7 @@ curator's arithmetic holds; erased messages are never candidates (they are not i
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
@@ -62,15 +62,18 @@ def recall_candidates(
     max_tokens: int,
     encoding: str,
     count: TokenCounter,
+    texts: Mapping[int, str] | None = None,
 ) -> list[Recalled]:
     """The best candidates for recall on the path ending with ``rows`` (the context read,
     root → leaf), best first; see the module docstring. ``count(text, digest, encoding)``
-    counts tokens (the context service's per-process cache)."""
+    counts tokens (the context service's per-process cache). ``texts``: contents the caller
+    already read, by message id (the current user turn's is read here otherwise)."""
     query = _current_user_turn(rows)
     if query is None:
         return []
     below_depth = query.depth
-    terms = _specific(query_terms(_text_of(query.id)))
+    text = (texts or {}).get(query.id)
+    terms = _specific(query_terms(_text_of(query.id) if text is None else text))
     if not terms or below_depth <= 1:
         return []
     hits = thread_term_hits(

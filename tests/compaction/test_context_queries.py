@@ -7,6 +7,11 @@ statement of data-modifying CTEs), COMMIT — five round trips. On SQLite (in-pr
 statement is a call, not a round trip; no row locks to hold): BEGIN IMMEDIATE, the read, one
 INSERT each for the record and its audit event, COMMIT — five. A system prompt or retrieved
 text not stored yet adds an INSERT on SQLite (on PostgreSQL it joins the write).
+
+Two additions since: on SQLite, the thread is read again after BEGIN IMMEDIATE (a context that
+waited behind an erasure must answer 404, issue 18; on PostgreSQL that is the hold itself);
+and when the history does not fit, recall asks the full-text index for the current turn's
+words (one statement). Neither grows with the thread.
 """
 
 import pytest
@@ -25,6 +30,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ACTOR = Actor.system("tests.context")
 BUDGET = 5
+
+
+def budget(*, recall: bool = False) -> int:
+    """The statements a steady context may send here (see the module docstring)."""
+    return BUDGET + (connection.vendor == "sqlite") + recall
 
 
 def in_hand(thread: Thread) -> Thread:
@@ -48,7 +58,7 @@ def test_a_context_is_one_read_and_one_write(acme):
 
     sent = statements(thread)
 
-    assert len(sent) <= BUDGET, sent
+    assert len(sent) <= budget(), sent
     assert sum(sql.lstrip().upper().startswith("WITH RECURSIVE") for sql in sent) == 1
 
 
@@ -60,14 +70,16 @@ def test_a_context_with_a_memo_costs_the_same(acme):
 
     sent = statements(thread, window_tokens=700, reserve_tokens=100)
 
-    assert len(sent) <= BUDGET, sent
+    assert len(sent) <= budget(recall=True), sent
 
 
 def test_the_count_does_not_grow_with_the_thread(acme):
     small, big = make_thread(acme.tenant), make_thread(acme.tenant)
-    grow(small, 3)
+    grow(small, 30)  # both overflow the window: both ask recall
     grow(big, 120)
 
-    assert len(statements(small, window_tokens=700, reserve_tokens=100)) == len(
-        statements(big, window_tokens=700, reserve_tokens=100)
-    )
+    few = len(statements(small, window_tokens=700, reserve_tokens=100))
+    many = len(statements(big, window_tokens=700, reserve_tokens=100))
+    # Recall that finds older messages checks they are on the path and reads them: at most two
+    # statements more, whatever the thread's length.
+    assert few <= many <= few + 2
