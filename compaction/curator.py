@@ -19,25 +19,32 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
 1. The whole history fits verbatim: everything is shown; nothing is summarised or dropped.
 2. It fits once old bulky tool results are elided (``Turn.elided_tokens``: results outside
    the last ``min_recent_turns`` turns shown as a short marker): everything is shown so.
-3. Otherwise the window is split. A memo slot of ``memo_slot(available)`` tokens is set
-   aside; the recent turns take the longest suffix of units that fits the rest (never fewer
-   than the last ``min_recent_turns`` turns, when those fit at all). In the slot goes the
-   ready memo that ends latest (at the end of a unit) before the current unit and fits the
-   room the recent turns left, or, when the path
-   has no ready memo at all, the task statement (the conversation's first turn, if it is a
-   user turn). A memo may reach into the recent turns: it then stands for what precedes
-   them and overlaps the rest, so no history between the two is lost. Turns that neither the
+3. Otherwise the window is split, in blocks (the stable prefix). The memo shown is the ready
+   memo ending *earliest* that fits with every turn after it verbatim (it costs at most a
+   memo slot, ``memo_max_tokens`` + overhead, and ends before the last ``min_recent_turns``
+   turns). As the conversation grows the same memo keeps fitting, so turn after turn the input
+   starts with the same system prompt, memo and first verbatim turn, and the next input is the
+   previous one plus its answer and the new turn: a prompt cache can serve it. Only when the
+   turns after it overflow does the input move to the next memo of the chain (a block
+   boundary), which the curator asked for ahead of need, ending at the low-water mark.
+4. When no memo can stand so (the one the path needs is late, or there is none yet), the recent
+   turns take the longest suffix of units that fits the room a memo slot leaves (never fewer
+   than the last ``min_recent_turns`` turns, when those fit at all); beside them goes the ready
+   memo that ends latest and fits what is left or, when the path has no ready memo at all, the
+   task statement (the conversation's first turn, if it is a user turn). Turns that neither the
    memo nor the recent turns show are dropped.
 
-Because the slot depends only on the budget and the policy, a bigger window never shows fewer
-original turns than a smaller one: the recent suffix only grows with the window (whichever memo
-fits beside it), and the task statement only leaves the slot when it joins the recent turns.
+The choice is monotone in the window: a bigger window fits every memo a smaller one fits (and
+so an earlier one, with more verbatim turns), and the fallback's recent turns reach at least as
+far back as any memo that could stand does (it fits the room a memo of the slot's size leaves),
+so a bigger window never shows fewer original turns than a smaller one.
 
 **Memos are requested ahead of need** (see ``curate`` for the rule) as rolling state: each
 request extends the newest ready memo on the path with the next segment of turns, at most
 ``policy.segment_tokens`` of them, so a memo writer never reads more than one memo and one
 bounded segment. ``goal_id`` says how far the chain should reach; the writer requests the
-following segments itself.
+following segments itself. A request is made once per block, not once per few turns, since the
+memo shown only changes at block boundaries.
 """
 
 from collections.abc import Sequence
@@ -46,10 +53,11 @@ from itertools import accumulate
 from math import floor
 from typing import Protocol
 
-VERSION = "curator/3"
+VERSION = "curator/4"
 # Versions whose records can still be replayed (rendered from their stored items): curator/1
-# and curator/2 grew one memo from the first message; they are no longer run.
-KNOWN_VERSIONS = ("curator/1", "curator/2", VERSION)
+# and curator/2 grew one memo from the first message; curator/3 slid the verbatim window by
+# one turn every turn. They are no longer run.
+KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", VERSION)
 TASK_ROLE = "user"
 TOOL_ROLE = "tool"
 
@@ -156,18 +164,20 @@ class Budget:
 class Policy:
     """How a model profile curates.
 
-    ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit. The memo slot is
-    ``memo_max_tokens`` (+ overhead), at most ``1 - high_water`` of the available budget; a
-    slot smaller than ``min_memo_tokens`` is not worth a memo. A memo is requested once the
-    turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room;
-    one request covers at most ``segment_tokens`` of new turns (what a memo writer can read
-    next to the previous memo). ``message_overhead`` equals
-    ``convmem.tokens.MESSAGE_OVERHEAD`` for cl100k chat models.
+    ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit. A memo is at most
+    ``memo_max_tokens`` (+ overhead); the slot a request sizes it for is also at most
+    ``1 - high_water`` of the available budget, and a slot smaller than ``min_memo_tokens`` is
+    not worth a memo. A memo is requested once the turns after the newest memo pass
+    ``high_water`` (0 < hw <= 1) of the verbatim room, reaching to where ``low_water``
+    (0 <= lw < hw) of the room is left after it: the block's marks. One request covers at most
+    ``segment_tokens`` of new turns (what a memo writer can read next to the previous memo).
+    ``message_overhead`` equals ``convmem.tokens.MESSAGE_OVERHEAD`` for cl100k chat models.
     """
 
     min_recent_turns: int = 4
     memo_max_tokens: int = 512
-    high_water: float = 0.75
+    high_water: float = 0.85
+    low_water: float = 0.1
     message_overhead: int = 4
     segment_tokens: int = 8192
     min_memo_tokens: int = 96
@@ -177,6 +187,11 @@ class Policy:
             raise ValueError(f"min_recent_turns must be >= 1, got {self.min_recent_turns}")
         if not 0 < self.high_water <= 1:
             raise ValueError(f"high_water must be in (0, 1], got {self.high_water}")
+        if not 0 <= self.low_water < self.high_water:
+            raise ValueError(
+                f"low_water must be in [0, high_water), got {self.low_water} "
+                f"(high_water {self.high_water})"
+            )
         if self.segment_tokens < 1:
             raise ValueError(f"segment_tokens must be >= 1, got {self.segment_tokens}")
         _require_non_negative(
@@ -184,6 +199,15 @@ class Policy:
             message_overhead=self.message_overhead,
             min_memo_tokens=self.min_memo_tokens,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """Where an input's stable prefix ends: the memo it showed (None: none) and its first
+    verbatim turn."""
+
+    memo_id: int | None
+    first_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +277,7 @@ class Curator(Protocol):
         policy: Policy,
         *,
         head: Turn | None = None,
+        previous: Prefix | None = None,
     ) -> Plan: ...
 
 
@@ -292,8 +317,12 @@ def curate(
     policy: Policy,
     *,
     head: Turn | None = None,
+    previous: Prefix | None = None,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget`` (see the module docstring).
+
+    ``previous`` is the stable prefix of the thread's previous input, if any: its memo is kept
+    while it still stands (see ``_Layout.still_standing``).
 
     ``path`` is a non-empty run of turns in root -> leaf order with unique ids: a contiguous
     suffix of the thread's real path whose last unit is the current one (always shown whole,
@@ -302,21 +331,25 @@ def curate(
 
     A memo is requested when history is being lost (something the newest memo does not
     stand for is dropped), or ahead of need: when the turns after the newest memo (all
-    turns, without one) cost more than ``high_water`` x the verbatim room (available less
-    the memo slot) and the request would absorb at least ``(1 - high_water)`` x that room,
-    so a long conversation asks about once per that many tokens, never once per turn, and
-    ``1 - high_water`` of the room is left for the memo to be written before anything has
-    to be dropped. The requested chain ends where the turns after it cost about
-    ``high_water / 2`` x the room (never inside the last ``min_recent_turns`` turns); no
-    memo is requested when the slot is smaller than ``min_memo_tokens``.
+    turns, without one) cost more than ``high_water`` x the verbatim room (available less a
+    memo slot) and the request would absorb at least ``(1 - high_water)`` x that room. The
+    requested chain ends where the turns after it cost about ``low_water`` x the room (never
+    inside the last ``min_recent_turns`` turns). Once the memo shown overflows, the input moves
+    to that memo: the turns after it then cost about ``(1 - high_water + low_water)`` x the
+    room, and a block is about ``(high_water - low_water)`` x the room. No memo is requested
+    when the slot is smaller than ``min_memo_tokens``.
     """
     layout = _Layout.of(path, budget, policy, head)
+    placed = layout.placed_memos(memos)
+    kept = layout.still_standing(placed, previous)
     if layout.history_fits(elide=False):
         plan = layout.everything(elide=False)
+    elif kept is not None:
+        plan = layout.stable(kept)
     elif layout.history_fits(elide=True):
         plan = layout.everything(elide=True)
     else:
-        plan = layout.split(memos)
+        plan = layout.split(placed)
     return _with_request(plan, layout, memos)
 
 
@@ -349,6 +382,8 @@ class _Layout:
         self.units = units
         self.elidable = elidable
         self.available = budget.available
+        # The most a memo may cost to stand in front of the verbatim turns (see ``split``).
+        self.memo_cap = policy.memo_max_tokens + policy.message_overhead
         self.position = {turn.id: index for index, turn in enumerate(path)}
         overhead = policy.message_overhead
         full = [turn.tokens + overhead for turn in path]
@@ -401,22 +436,75 @@ class _Layout:
     def everything(self, *, elide: bool) -> Plan:
         return self._plan(_Sections(None, 0, -1, None, 0, elide))
 
-    def split(self, memos: Sequence[Memo]) -> Plan:
-        slot = memo_slot(self.available, self.policy)
-        recent_start = self._recent_start(self.available - slot)
+    def split(self, placed: list[tuple[Memo, int, int]]) -> Plan:
+        stable = self._stable_memo(placed)
+        if stable is not None:
+            return self.stable(stable)
+        return self._fallback(placed)
+
+    def stable(self, placed: tuple[Memo, int, int]) -> Plan:
+        memo, start, end = placed
+        return self._plan(_Sections(memo, start, end, None, end + 1, True))
+
+    def still_standing(
+        self, placed: list[tuple[Memo, int, int]], previous: Prefix | None
+    ) -> tuple[Memo, int, int] | None:
+        """The previous input's memo, if it can still stand before every turn after it.
+
+        Without this, an agent's turns would flip between memos (or between a memo and the
+        whole history elided): the turns after a memo cost *less* once a bulky tool result
+        leaves the last turns and is elided, or when the current turn is small, so a memo
+        given up one turn would fit again the next. Keeping the previous one while it stands
+        makes the choice move forward only, once per block."""
+        if previous is None or previous.memo_id is None:
+            return None
+        kept = next((p for p in placed if p[0].id == previous.memo_id), None)
+        if kept is None or self.position.get(previous.first_id) != kept[2] + 1:
+            return None
+        return kept if self._stands(*kept) else None
+
+    def _stands(self, memo: Memo, start: int, end: int) -> bool:
+        """``memo`` can be shown with every turn after it verbatim: it costs no more than a memo
+        slot, ends before the last ``min_recent_turns`` turns, and the whole fits."""
+        floor_start = _floor_start(self.units, len(self.path), self.policy.min_recent_turns)
+        cost = self._memo_cost(memo)
+        return (
+            end + 1 <= floor_start
+            and cost <= self.memo_cap
+            and cost + self.cost_from(end + 1) <= self.available
+        )
+
+    def _stable_memo(
+        self, placed: list[tuple[Memo, int, int]]
+    ) -> tuple[Memo, int, int] | None:
+        """The ready memo ending earliest that, with every turn after it verbatim, fits the
+        budget: no bigger than a memo slot, ending before the last ``min_recent_turns`` turns.
+
+        Earliest, not latest: as the conversation grows, the same memo keeps fitting until the
+        turns after it overflow, so the input keeps its prefix (memo and first verbatim turn)
+        for a whole block, and moves to the next memo of the chain only when it must."""
+        fitting = [p for p in placed if self._stands(*p)]
+        return min(fitting, key=lambda p: (p[2], p[1], p[0].id), default=None)
+
+    def _fallback(self, placed: list[tuple[Memo, int, int]]) -> Plan:
+        """No memo can stand with every turn after it: the memo a path needs is late, or there
+        is none yet. The recent turns take the room a memo slot leaves; beside them the memo
+        ending latest that fits what is left, else the task statement."""
+        recent_start = self._recent_start(self.available - self.memo_cap)
         left = self.available - self.cost_from(recent_start)
-        placed = self.placed_memos(memos)
-        # Any room the recent turns left may hold the memo (one written for a roomier request
-        # may be bigger than this slot); the verbatim turns do not depend on which fits.
         memo = max(
-            (p for p in placed if p[0].tokens + self.policy.message_overhead <= left),
+            (p for p in placed if self._memo_cost(p[0]) <= left),
             key=lambda p: (p[2], p[0].id),
             default=None,
         )
-        anchor = None if placed else self._anchor(recent_start, min(slot, left))
         if memo is None:
+            slot = memo_slot(self.available, self.policy)
+            anchor = None if placed else self._anchor(recent_start, min(slot, left))
             return self._plan(_Sections(None, 0, -1, anchor, recent_start, True))
         return self._plan(_Sections(memo[0], memo[1], memo[2], None, recent_start, True))
+
+    def _memo_cost(self, memo: Memo) -> int:
+        return memo.tokens + self.policy.message_overhead
 
     def placed_memos(self, memos: Sequence[Memo]) -> list[tuple[Memo, int, int]]:
         """Memos ending on the path at the end of a unit before the current one: (memo, start
@@ -536,14 +624,14 @@ def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoReq
     if not units:
         return None
     costs = [layout.unit_cost(u, elide=True) for u in units]
-    goal = _goal_index(units, costs, layout, verbatim_room=layout.available - slot)
+    verbatim_room = layout.available - layout.memo_cap
+    goal = _goal_index(units, costs, layout, verbatim_room=verbatim_room)
     if goal < 0:
         return None
     first_start = units[0].start
     lost = any(layout.position[i] > base_end for i in plan.dropped)
     unsummarised = layout.cost_from(first_start)
     summarisable = sum(costs[: goal + 1])
-    verbatim_room = layout.available - slot
     ahead = (
         unsummarised > policy.high_water * verbatim_room
         and summarisable >= (1 - policy.high_water) * verbatim_room
@@ -568,10 +656,10 @@ def _goal_index(
     units: Sequence[Unit], costs: Sequence[int], layout: _Layout, *, verbatim_room: int
 ) -> int:
     """Index into ``units`` of the last unit a memo should stand for: the turns after it cost
-    about ``high_water / 2`` x the verbatim room, and the last ``min_recent_turns`` turns
-    stay out."""
+    about ``low_water`` x the verbatim room (the block's low-water mark), and the last
+    ``min_recent_turns`` turns stay out."""
     policy = layout.policy
-    keep = policy.high_water / 2 * verbatim_room
+    keep = policy.low_water * verbatim_room
     tail = layout.unit_cost(layout.units[-1], elide=True)
     floor_start = _floor_start(layout.units, len(layout.path), policy.min_recent_turns)
     goal = len(units) - 1
