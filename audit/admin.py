@@ -16,11 +16,12 @@ from audit.exports import EXPORT_PERMISSION
 from audit.models import DeletionRequest, LegalHold, RetentionPolicy
 from auditlog.events import Actor
 from compaction import admin as compaction_admin
+from convmem.admin_changelist import ConvmemModelAdmin
 from threads.models import Thread
 
 
 @admin.register(RetentionPolicy)
-class RetentionPolicyAdmin(admin.ModelAdmin):
+class RetentionPolicyAdmin(ConvmemModelAdmin):
     list_display = ["tenant", "erase_content_after_days", "enabled", "updated_at"]
     fields = ["tenant", "erase_content_after_days", "enabled"]
 
@@ -40,7 +41,7 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
 
 
 @admin.register(LegalHold)
-class LegalHoldAdmin(admin.ModelAdmin):
+class LegalHoldAdmin(ConvmemModelAdmin):
     """Holds are placed here and released with the action; a hold is never edited or deleted."""
 
     list_display = ["pk", "tenant", "user_ref", "thread", "active", "placed_by", "placed_at"]
@@ -74,7 +75,7 @@ class LegalHoldAdmin(admin.ModelAdmin):
 
 
 @admin.register(DeletionRequest)
-class DeletionRequestAdmin(DeletionReviewAdminMixin, admin.ModelAdmin):
+class DeletionRequestAdmin(DeletionReviewAdminMixin, ConvmemModelAdmin):
     """Staff file requests here; approve and execute are actions gated by the permissions."""
 
     list_display = ["public_id", "tenant", "user_ref", "thread", "status", "created_at", "due_at"]

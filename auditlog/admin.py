@@ -3,11 +3,11 @@
 from django.contrib import admin
 
 from auditlog.models import AuditEvent
-from convmem.admin_changelist import BoundedDateHierarchyMixin, ViewOnlyAdmin
+from convmem.admin_changelist import ViewOnlyAdmin
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
+class AuditEventAdmin(ViewOnlyAdmin):
     """The append-only log: view only, for everyone (the model refuses changes anyway)."""
 
     list_display = ["created_at", "action", "actor_type", "actor_id", "thread_public_id", "tenant"]

@@ -13,6 +13,7 @@ from django.conf import settings
 from compaction.backends import summarizer_context_tokens
 from compaction.curator import Policy
 from convmem.errors import InvalidRequest
+from convmem.profiles import profile_setting
 from convmem.tokens import MESSAGE_OVERHEAD, UnknownEncoding, validate_encoding
 from threads.models import Thread
 
@@ -51,40 +52,24 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
     tiktoken does not know, so a misconfigured profile fails clearly instead of with a 500.
     """
     profile = thread.profile
-    memo_max = profile.memo_max_tokens if profile else settings.CONVMEM_DEFAULT_MEMO_MAX_TOKENS
+    memo_max = profile_setting(profile, "memo_max_tokens")
     segment = writer_segment_tokens(
         context_tokens=summarizer_context_tokens(), memo_max_tokens=memo_max
     )
-    if profile is None:
-        effective = EffectiveProfile(
-            name=None,
-            window_tokens=settings.CONVMEM_DEFAULT_WINDOW_TOKENS,
-            reserve_tokens=settings.CONVMEM_DEFAULT_RESERVE_TOKENS,
-            encoding=settings.CONVMEM_DEFAULT_ENCODING,
-            tool_result_elide_tokens=settings.CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS,
-            policy=Policy(
-                min_recent_turns=settings.CONVMEM_DEFAULT_MIN_RECENT_TURNS,
-                memo_max_tokens=memo_max,
-                high_water=settings.CONVMEM_DEFAULT_HIGH_WATER,
-                message_overhead=MESSAGE_OVERHEAD,
-                segment_tokens=segment,
-            ),
-        )
-    else:
-        effective = EffectiveProfile(
-            name=profile.name,
-            window_tokens=profile.window_tokens,
-            reserve_tokens=profile.reserve_tokens,
-            encoding=profile.encoding,
-            tool_result_elide_tokens=profile.tool_result_elide_tokens,
-            policy=Policy(
-                min_recent_turns=max(1, profile.min_recent_turns),
-                memo_max_tokens=memo_max,
-                high_water=profile.high_water,
-                message_overhead=MESSAGE_OVERHEAD,
-                segment_tokens=segment,
-            ),
-        )
+    effective = EffectiveProfile(
+        name=profile.name if profile else None,
+        window_tokens=profile_setting(profile, "window_tokens"),
+        reserve_tokens=profile_setting(profile, "reserve_tokens"),
+        encoding=profile_setting(profile, "encoding"),
+        tool_result_elide_tokens=profile_setting(profile, "tool_result_elide_tokens"),
+        policy=Policy(
+            min_recent_turns=max(1, profile_setting(profile, "min_recent_turns")),
+            memo_max_tokens=memo_max,
+            high_water=profile_setting(profile, "high_water"),
+            message_overhead=MESSAGE_OVERHEAD,
+            segment_tokens=segment,
+        ),
+    )
     try:
         validate_encoding(effective.encoding)
     except UnknownEncoding:

@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
+from convmem.admin_changelist import BoundedChangeListMixin, ConvmemModelAdmin
 from convmem.models import ApiKey, ModelProfile, Tenant
 from convmem.tenancy import api_key_create
 
@@ -17,14 +18,14 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(ConvmemModelAdmin):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
     inlines = [ApiKeyInline]
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(ConvmemModelAdmin):
     """Keys are created here (the plaintext key is shown once, in a message) and revoked."""
 
     list_display = ["name", "tenant", "prefix", "scopes", "revoked", "expiry_date", "created"]
@@ -46,7 +47,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModelProfile)
-class ModelProfileAdmin(admin.ModelAdmin):
+class ModelProfileAdmin(ConvmemModelAdmin):
     list_display = [
         "name",
         "tenant",
@@ -62,3 +63,13 @@ class ModelProfileAdmin(admin.ModelAdmin):
     list_filter = ["tenant", "is_default"]
     search_fields = ["name", "tenant__name"]
     list_select_related = ["tenant"]
+
+
+# The ModelAdmins registered by the apps listed before this one (Django's users and groups,
+# the API-key library's) get the same guard against impossible dates; convmem's own admins
+# derive from ConvmemModelAdmin.
+for _model, _admin in list(admin.site._registry.items()):
+    if not isinstance(_admin, BoundedChangeListMixin):
+        _class = type(_admin)
+        admin.site.unregister(_model)
+        admin.site.register(_model, type(_class.__name__, (BoundedChangeListMixin, _class), {}))

@@ -1,21 +1,26 @@
 """Admin helpers every app shares: changelists that treat an impossible date filter like any
-other bad filter, and the view-only admin of records nobody edits by hand."""
+other bad filter (``ConvmemModelAdmin``, the base of every ModelAdmin here), and the view-only
+admin of records nobody edits by hand."""
 
 from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 
 class BoundedDateChangeList(ChangeList):
-    """Django turns the date-hierarchy parameters into a range itself, and catches only the
-    ValueError of ``datetime(year, month, day)``: a year such as 99999999999 raises
-    OverflowError instead, and the end of a range in year 9999 (the next year, month or day)
-    overflows after that check. Both were 500s. Here they are IncorrectLookupParameters,
-    which the changelist answers as it does any bad filter: by redirecting to ``?e=1``, the
-    list without its filters."""
+    """A year outside 1..9999 in a changelist URL is a bad filter, not a 500.
+
+    Two ways in: the date hierarchy, which Django turns into a range itself, catching only
+    the ValueError of ``datetime(year, month, day)`` (a year such as 99999999999 raises
+    OverflowError, and the end of a range in year 9999 overflows after that check); and any
+    ``<date field>__year=`` typed into the URL (``created_at__year=0``, ``=10000``), which
+    Django filters by and which fails only when the query is compiled, while the page renders.
+    Both become IncorrectLookupParameters here, which the changelist answers as it does any
+    bad filter: by redirecting to ``?e=1``, the list without its filters."""
 
     def get_filters(self, request: HttpRequest) -> Any:
         try:
@@ -23,15 +28,29 @@ class BoundedDateChangeList(ChangeList):
         except (OverflowError, ValueError) as exc:
             raise IncorrectLookupParameters(exc) from exc
 
+    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet:
+        queryset = super().get_queryset(request, exclude_parameters)
+        try:
+            # Compiling needs no database: it computes the bounds of every year lookup.
+            queryset.query.get_compiler(queryset.db).as_sql()
+        except (OverflowError, ValueError) as exc:
+            raise IncorrectLookupParameters(exc) from exc
+        return queryset
 
-class BoundedDateHierarchyMixin:
-    """For ModelAdmins with a ``date_hierarchy``: use :class:`BoundedDateChangeList`."""
+
+class BoundedChangeListMixin:
+    """For any ModelAdmin (Django's own ones too): the changelist is a
+    ``BoundedDateChangeList``."""
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return BoundedDateChangeList
 
 
-class ViewOnlyAdmin(admin.ModelAdmin):
+class ConvmemModelAdmin(BoundedChangeListMixin, admin.ModelAdmin):
+    """The base of every ModelAdmin of convmem."""
+
+
+class ViewOnlyAdmin(ConvmemModelAdmin):
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 

@@ -84,6 +84,18 @@ class ModelRefused(ApiError):
     default_detail = "The chat model refused the request."
 
 
+class AnswerTooLong(ApiError):
+    """The chat model's answer went past ``CONVMEM_MAX_CONTENT_CHARS``: it is stored cut at the
+    limit, as an ``interrupted`` turn (a retry with the Idempotency-Key asks again)."""
+
+    status_code = status.HTTP_502_BAD_GATEWAY
+    default_code = "answer_too_long"
+    default_detail = (
+        "The chat model's answer exceeded the content limit; what fits is stored as an "
+        "interrupted turn."
+    )
+
+
 class LegalHoldActive(ApiError):
     status_code = status.HTTP_423_LOCKED
     default_code = "legal_hold"
@@ -99,7 +111,9 @@ class AlreadyErased(ApiError):
 class ServiceUnavailable(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_code = "service_unavailable"
-    default_detail = "The database is unavailable; nothing was written. Retry later."
+    # Not "nothing was written": the request's own transaction is rolled back, but a respond
+    # call may have stored its user turn before (a retry with its Idempotency-Key resumes).
+    default_detail = "The database is unavailable. Retry later."
 
 
 def error_body(code: str, detail: str, **extra: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ position that is not a timestamp fails in the query (a 500), a NUL in it fails i
 import base64
 import binascii
 from datetime import UTC
+from typing import Any
 from urllib.parse import parse_qs
 
 from django.conf import settings
@@ -17,6 +18,13 @@ from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 
 from convmem.errors import InvalidCursor
+
+# The ``limit`` query parameter as the schema states it (every paginated list).
+LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": settings.CONVMEM_MAX_PAGE_SIZE}
+LIMIT_DESCRIPTION = (
+    f"Page size (default {settings.CONVMEM_PAGE_SIZE}; at most "
+    f"{settings.CONVMEM_MAX_PAGE_SIZE}: a larger value is a 400)."
+)
 
 
 class NewestFirstPagination(CursorPagination):
@@ -32,9 +40,16 @@ class NewestFirstPagination(CursorPagination):
         # DRF silently falls back to the default on a bad `limit`; answer 400 like the other lists.
         return page_size(request.query_params.get(self.page_size_query_param))
 
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter |= {"schema": LIMIT_SCHEMA, "description": LIMIT_DESCRIPTION}
+        return parameters
+
     def decode_cursor(self, request: Request) -> Cursor | None:
-        encoded = request.query_params.get(self.cursor_query_param)
-        if not encoded:
+        encoded = cursor_param(request)
+        if encoded is None:
             return None
         tokens = _cursor_tokens(encoded)
         return Cursor(
@@ -48,6 +63,15 @@ class NewestFirstPagination(CursorPagination):
         if not raw.isascii() or not raw.isdigit() or int(raw) > self.offset_cutoff:
             raise InvalidCursor()
         return int(raw)
+
+
+def cursor_param(request: Request) -> str | None:
+    """The ``cursor`` query parameter; given empty (``?cursor=``) it is a cursor the server
+    never issued (a 400), not an absent one (which would silently read page 1)."""
+    encoded = request.query_params.get("cursor")
+    if encoded == "":
+        raise InvalidCursor()
+    return encoded
 
 
 def _cursor_tokens(encoded: str) -> dict[str, str]:
@@ -87,7 +111,8 @@ def _is_aware_timestamp(raw: str) -> bool:
 
 
 def page_size(raw: str | None) -> int:
-    """The ``limit`` query parameter, defaulted and clamped to the configured maximum."""
+    """The ``limit`` query parameter, defaulted; above ``CONVMEM_MAX_PAGE_SIZE`` it is a 400
+    naming the maximum (a silent cap would read as "no more pages" to a client that counts)."""
     if raw is None:
         return settings.CONVMEM_PAGE_SIZE
     try:
@@ -96,4 +121,8 @@ def page_size(raw: str | None) -> int:
         raise serializers.ValidationError({"limit": "must be an integer."}) from None
     if value < 1:
         raise serializers.ValidationError({"limit": "must be at least 1."})
-    return min(value, settings.CONVMEM_MAX_PAGE_SIZE)
+    if value > settings.CONVMEM_MAX_PAGE_SIZE:
+        raise serializers.ValidationError(
+            {"limit": f"must be at most {settings.CONVMEM_MAX_PAGE_SIZE}."}
+        )
+    return value

@@ -1,20 +1,23 @@
 """A JSON parser that turns every malformed body into a clean 400."""
 
 import json
+import math
 import re
 from typing import Any
 
 from django.conf import settings
-from rest_framework.exceptions import ParseError
+from django.utils.http import parse_header_parameters
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class StrictJSONParser(JSONParser):
-    """DRF's JSON parser, also rejecting invalid UTF-8, nesting deeper than
-    ``CONVMEM_MAX_JSON_DEPTH``, and text that cannot be stored (NUL characters, unpaired
-    surrogates).
+    """DRF's JSON parser, also rejecting invalid UTF-8, a ``charset`` other than UTF-8 (415),
+    nesting deeper than ``CONVMEM_MAX_JSON_DEPTH``, numbers no float can hold (``1e999``
+    would be infinity, which neither PostgreSQL's jsonb nor JSON itself can store), and text
+    that cannot be stored (NUL characters, unpaired surrogates).
 
     Nesting has a limit of its own because recursion has one: Python's json module raises
     RecursionError past roughly 990 levels, and a body that parses just under that (say 930
@@ -23,10 +26,11 @@ class StrictJSONParser(JSONParser):
     """
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        _check_charset(media_type)
         try:
             raw = stream.read() if stream is not None else b""
             text = raw.decode("utf-8")
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
         except UnicodeDecodeError:
             raise ParseError("Request body is not valid UTF-8.", code="parse_error") from None
         except RecursionError:
@@ -71,3 +75,21 @@ def _check_values(data: Any) -> None:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _check_charset(media_type: str | None) -> None:
+    """Bodies are read as UTF-8 (as RFC 8259 requires of JSON); a body declared in another
+    charset would be misread, so it is refused (415) instead."""
+    _, params = parse_header_parameters(media_type or "")
+    charset = params.get("charset", "utf-8").strip().lower()
+    if charset not in ("utf-8", "utf8"):
+        raise UnsupportedMediaType(
+            media_type, detail=f"Only UTF-8 JSON is accepted, not charset={charset}."
+        )

@@ -9,9 +9,8 @@ past. Reports round to ``COST_PLACES``.
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.conf import settings
-
 from convmem.models import ModelProfile
+from convmem.profiles import profile_setting
 
 MILLION = Decimal(1_000_000)
 # Costs are shown to the millionth of a currency unit (the profile prices' precision).
@@ -27,17 +26,11 @@ class Prices:
     completion: Decimal
 
 
-def default_prices() -> Prices:
-    return Prices(
-        prompt=Decimal(settings.CONVMEM_DEFAULT_PROMPT_PRICE),
-        completion=Decimal(settings.CONVMEM_DEFAULT_COMPLETION_PRICE),
-    )
-
-
 def profile_prices(profile: ModelProfile | None) -> Prices:
-    if profile is None:
-        return default_prices()
-    return Prices(prompt=profile.prompt_price, completion=profile.completion_price)
+    return Prices(
+        prompt=profile_setting(profile, "prompt_price"),
+        completion=profile_setting(profile, "completion_price"),
+    )
 
 
 def exact_cost(*, prices: Prices, prompt_tokens: int, completion_tokens: int) -> Decimal:

@@ -202,6 +202,12 @@ CONVMEM_MAX_REQUEST_BYTES = env.int("CONVMEM_MAX_REQUEST_BYTES", default=2_000_0
 # what the model fetches; a low-detail image is a flat 85 tokens).
 CONVMEM_IMAGE_PART_TOKENS = env.int("CONVMEM_IMAGE_PART_TOKENS", default=765)
 CONVMEM_FILE_PART_TOKENS = env.int("CONVMEM_FILE_PART_TOKENS", default=1024)
+# Where image parts may point: the model server fetches them from its own network. URL schemes
+# accepted; hosts accepted (empty: any; `example.com` also admits its subdomains); and whether
+# a host may be (or resolve to) a private, loopback, link-local or other non-global address.
+CONVMEM_PART_URL_SCHEMES = env.list("CONVMEM_PART_URL_SCHEMES", default=["https", "http"])
+CONVMEM_PART_URL_HOSTS = env.list("CONVMEM_PART_URL_HOSTS", default=[])
+CONVMEM_PART_URL_ALLOW_PRIVATE = env.bool("CONVMEM_PART_URL_ALLOW_PRIVATE", default=False)
 CONVMEM_MAX_RETRIEVED_ITEMS = env.int("CONVMEM_MAX_RETRIEVED_ITEMS", default=64)
 # Levels of objects and arrays a JSON body may nest (the body itself is level 1); deeper is a
 # 400 `nesting_too_deep`. Must stay well below Python's recursion limit (see convmem.parsers).

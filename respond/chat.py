@@ -5,8 +5,17 @@ another model), ``CONVMEM_CHAT_API_KEY``, ``CONVMEM_CHAT_TIMEOUT`` (seconds to c
 wait for each chunk). Always streamed, with ``stream_options.include_usage`` so the server
 reports the usage in a last chunk. The SDK never retries (``max_retries=0``): the client of the
 respond endpoint retries with its Idempotency-Key, and the run resumes.
+
+What the server sends is cleaned before anyone stores it: NUL characters and unpaired
+surrogates (no database column holds them) become U+FFFD, a model name or finish reason is cut
+to its column, a usage report that is not two counts from 0 to ``MAX_USAGE_TOKENS`` is
+dropped (the answer's usage is then estimated). A ``ModelError``'s detail is a stable sentence
+(no URL, no upstream text: the base URL may carry credentials, an error page may be HTML); the
+rest is logged.
 """
 
+import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,10 +24,20 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from threads.models import Thread
+from convmem.profiles import profile_setting
+from convmem.upstream import status_is_retryable, url_for_logs
+from threads.content import usage_count_ok
+from threads.models import Message, Thread
 
-# The statuses worth retrying: timeout, conflict, rate limit (and every 5xx).
-_RETRYABLE_STATUSES = {408, 409, 429}
+logger = logging.getLogger(__name__)
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+MODEL_NAME_CHARS = Message._meta.get_field("model").max_length
+FINISH_REASON_CHARS = 32  # RespondRun.finish_reason
+
+
+def storable(text: str, limit: int | None = None) -> str:
+    """``text`` as a column can hold it: NULs and lone surrogates replaced, cut to ``limit``."""
+    return _UNSTORABLE.sub("\ufffd", text)[:limit]
 
 
 class ModelError(Exception):
@@ -41,8 +60,7 @@ class ModelParams:
 
 def chat_model_for(thread: Thread) -> str:
     """The thread's profile's model, else ``CONVMEM_CHAT_MODEL``."""
-    profile = thread.profile
-    return (profile.model if profile and profile.model else "") or settings.CONVMEM_CHAT_MODEL
+    return profile_setting(thread.profile, "model")
 
 
 @lru_cache(maxsize=8)
@@ -52,17 +70,31 @@ def _client(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
 
 
 def _error(error: Exception, where: str) -> ModelError:
+    """A stable detail for the API; what the server said goes to the log."""
+    logger.warning("chat model call failed (%s): %r", where, error)
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         return ModelError(
-            f"{where}: HTTP {status}: {error.message}",
-            retryable=status in _RETRYABLE_STATUSES or status >= 500,
+            f"the chat model answered HTTP {status}", retryable=status_is_retryable(status)
         )
-    if isinstance(error, openai.APIError):
-        # Timeouts, refused connections, replies the SDK cannot read.
-        return ModelError(f"{where}: {error.message}", retryable=True)
-    # A reply that is not JSON (the SDK's decoder lets the ValueError escape).
-    return ModelError(f"{where}: unreadable reply: {error}", retryable=True)
+    if isinstance(error, openai.APITimeoutError):
+        return ModelError("the chat model did not answer in time", retryable=True)
+    if isinstance(error, openai.APIConnectionError):
+        return ModelError("the chat model could not be reached", retryable=True)
+    # Replies the SDK cannot read (a ValueError: a body that is not JSON).
+    return ModelError("the chat model's reply could not be read", retryable=True)
+
+
+def _reported_usage(usage: Any) -> dict[str, int] | None:
+    """The server's usage report, if it holds two counts a turn may store; else None."""
+    counts = {
+        "prompt_tokens": getattr(usage, "prompt_tokens", None),
+        "completion_tokens": getattr(usage, "completion_tokens", None),
+    }
+    if all(usage_count_ok(count) for count in counts.values()):
+        return counts
+    logger.warning("the chat model reported unusable usage %r; estimating it", usage)
+    return None
 
 
 class ChatStream:
@@ -81,18 +113,19 @@ class ChatStream:
     def __iter__(self) -> Iterator[str]:
         try:
             for chunk in self._stream:
-                self.model = getattr(chunk, "model", None) or self.model
+                model = getattr(chunk, "model", None)
+                if model and isinstance(model, str):
+                    self.model = storable(model, MODEL_NAME_CHARS)
                 if getattr(chunk, "usage", None) is not None:
-                    self.usage = {
-                        "prompt_tokens": chunk.usage.prompt_tokens or 0,
-                        "completion_tokens": chunk.usage.completion_tokens or 0,
-                    }
+                    self.usage = _reported_usage(chunk.usage)
                 for choice in chunk.choices or ():
                     if choice.finish_reason:
-                        self.finish_reason = choice.finish_reason
+                        self.finish_reason = storable(
+                            str(choice.finish_reason), FINISH_REASON_CHARS
+                        )
                     text = choice.delta.content if choice.delta else None
-                    if text:
-                        yield text
+                    if text and isinstance(text, str):
+                        yield storable(text)
         except (openai.APIError, ValueError) as error:
             # ValueError: a chunk that is not JSON (the SDK's decoder lets it escape).
             raise _error(error, self._where) from error
@@ -105,7 +138,7 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
     """Send the request and wait for the response headers; raises ``ModelError`` if the server
     cannot be reached or refuses, so that happens before anything is streamed to the client."""
     base_url = settings.CONVMEM_CHAT_BASE_URL
-    where = f"{params.model} at {base_url}"
+    where = f"{params.model} at {url_for_logs(base_url)}"
     client = _client(
         base_url, settings.CONVMEM_CHAT_API_KEY or "not-needed", settings.CONVMEM_CHAT_TIMEOUT
     )

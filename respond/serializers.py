@@ -68,7 +68,7 @@ class RespondResultSerializer(serializers.Serializer):
         "in the thread's encoding)."
     )
     cost = serializers.DecimalField(
-        max_digits=18,
+        max_digits=24,
         decimal_places=6,
         help_text="At the thread's model profile prices (per million tokens), in the tenant's "
         "currency.",

@@ -37,11 +37,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from rest_framework.exceptions import APIException
 
 from auditlog.events import Actor
 from compaction.context import Assembly, RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord
 from convmem.errors import (
+    AnswerTooLong,
     ApiError,
     IdempotencyKeyInFlight,
     InvalidRequest,
@@ -115,6 +117,10 @@ class _ClaimLost(Exception):
     """Another request took the answer over (this one outlived its lease)."""
 
 
+class _AnswerTooLong(Exception):
+    """The model's answer reached ``CONVMEM_MAX_CONTENT_CHARS``: it is cut there."""
+
+
 def _lease_end() -> Any:
     return timezone.now() + timedelta(seconds=settings.CONVMEM_RESPOND_LEASE_SECONDS)
 
@@ -184,16 +190,17 @@ def _model_params(thread: Thread, assembly: AssemblyRecord, context: TurnContext
 
 
 def _begin(
+    record: IdempotencyRecord,
     *,
     thread: Thread,
     actor: Actor,
-    key: str,
     turn: UserTurn,
     context: TurnContext,
     assembled: list[Assembly],
 ) -> tuple[int, dict[str, Any], Thread]:
-    """Step 1, inside ``run_idempotent``'s transaction: user turn, input, run. The assembly is
-    handed back in ``assembled`` (its messages are the model input)."""
+    """Step 1, inside ``run_idempotent``'s transaction: user turn, input, and the run under the
+    key's ``record``. The assembly is handed back in ``assembled`` (its messages are the model
+    input)."""
     user = thread_services.message_append(
         thread=thread,
         actor=actor,
@@ -206,7 +213,7 @@ def _begin(
     _model_params(thread, assembly.record, context)
     assembled.append(assembly)
     RespondRun.objects.create(
-        idempotency=IdempotencyRecord.objects.get(tenant_id=thread.tenant_id, key=key),
+        idempotency=record,
         thread=thread,
         user_message=user,
         assembly=assembly.record,
@@ -259,8 +266,8 @@ def respond_start(
         key=key,
         fingerprint=fingerprint,
         thread=thread,
-        perform=lambda: _begin(
-            thread=thread, actor=actor, key=key, turn=turn, context=context, assembled=assembled
+        perform=lambda record: _begin(
+            record, thread=thread, actor=actor, turn=turn, context=context, assembled=assembled
         ),
     )
     run = RespondRun.objects.select_related("user_message", "assembly", "assistant_message").get(
@@ -335,6 +342,7 @@ class _Answer:
         self.run = answering.run
         self.stream: ChatStream = answering.stream  # type: ignore[assignment]
         self.parts: list[str] = []
+        self.length = 0
         self.renew_every = settings.CONVMEM_RESPOND_LEASE_SECONDS / 3
         self.renew_at = monotonic() + self.renew_every
 
@@ -343,8 +351,11 @@ class _Answer:
             yield Started(run=self.run, replayed=False, resumed=self.answering.resumed)
             for text in self.stream:
                 self._renew_lease()
-                self.parts.append(text)
-                yield Token(text=text)
+                kept = self._keep(text)
+                if kept:
+                    yield Token(text=kept)
+                if kept != text:
+                    raise _AnswerTooLong
             if self.stream.finish_reason is None:
                 raise ModelError("the model's stream ended before the answer", retryable=True)
             if not "".join(self.parts).strip():
@@ -357,13 +368,30 @@ class _Answer:
         except ModelError as error:
             self._store_interrupted(code="model_unavailable")
             yield Failed(run=self.run, error=_api_error(error))
+        except _AnswerTooLong:
+            self._store_interrupted(code=AnswerTooLong.default_code)
+            yield Failed(run=self.run, error=AnswerTooLong())
         except _ClaimLost:
             yield Failed(run=self.run, error=IdempotencyKeyInFlight(_TAKEN_OVER))
+        except APIException as error:
+            # Refused while storing: the thread was deleted meanwhile (404), say.
+            _release(self.run, self.answering.attempt, code=str(error.get_codes()))
+            yield Failed(run=self.run, error=error)
         except BaseException:
             _release(self.run, self.answering.attempt, code="internal_error")
             raise
         finally:
             self.stream.close()
+
+    def _keep(self, text: str) -> str:
+        """Add ``text`` to the answer up to ``CONVMEM_MAX_CONTENT_CHARS``; returns what was
+        kept (less than ``text`` once the answer reaches the limit)."""
+        room = settings.CONVMEM_MAX_CONTENT_CHARS - self.length
+        kept = text[: max(room, 0)]
+        if kept:
+            self.parts.append(kept)
+            self.length += len(kept)
+        return kept
 
     def _renew_lease(self) -> None:
         if monotonic() < self.renew_at:

@@ -1,6 +1,7 @@
 """The respond endpoint. Thin: parse, call ``respond.services``, render JSON or SSE."""
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,14 +24,19 @@ from threads.idempotency import request_fingerprint, validate_key
 from threads.models import Thread
 from threads.selectors import thread_get
 
+logger = logging.getLogger(__name__)
+
 SSE_DESCRIPTION = """Server-Sent Events, each `event: <name>` + `data: <JSON>`:
 
 - `turn`: `{thread_id, user_message_id, assembly_id, replayed, resumed}` first;
 - `token`: `{text}`, a piece of the answer, as the model streams it;
 - `done`: the stored turn, as the JSON response (`RespondResult`);
-- `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the model fails
-  mid-answer (`model_unavailable`: what was streamed is stored as an `interrupted` turn; retry
-  with the same Idempotency-Key to complete it)."""
+- `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the answer
+  cannot be completed: `model_unavailable` (the model failed mid-answer) and `answer_too_long`
+  (the answer passed the content limit; it is cut there): what was streamed is stored as an
+  `interrupted` turn, and a retry with the same Idempotency-Key completes it; `not_found` (the
+  thread was deleted meanwhile; nothing is stored); `internal_error`. Every stream ends with
+  `done` or `error`."""
 
 
 # One event of the stream (what SSE-aware tools check each event against).
@@ -82,6 +88,24 @@ def _sse(name: str, data: dict[str, Any]) -> bytes:
 
 
 def _event_stream(answering: services.Answering) -> Iterator[bytes]:
+    """The events; a stream always ends with ``done`` or ``error``, also when storing the
+    answer fails unexpectedly (logged; the response's status line was sent long ago)."""
+    try:
+        yield from _events(answering)
+    except Exception:
+        logger.exception("the answer of run %s failed while streaming", answering.run.pk)
+        yield _sse(
+            "error",
+            {
+                "code": "internal_error",
+                "detail": "The answer could not be stored; retry with the same Idempotency-Key.",
+                "thread_id": answering.thread.public_id,
+                "user_message_id": answering.run.user_message.public_id,
+            },
+        )
+
+
+def _events(answering: services.Answering) -> Iterator[bytes]:
     thread = answering.thread
     for event in services.respond_events(answering):
         if isinstance(event, services.Started):
@@ -126,7 +150,13 @@ class RespondView(APIView):
         "while another request is answering, and completes an answer that was interrupted "
         "(client gone, model failed) or whose request died: the new answer is stored as a "
         "sibling of the interrupted one (`edits_id`). 503 `model_unavailable`: the model did "
-        "not answer; the user turn is kept and a retry with the key resumes.",
+        "not answer; the user turn is kept and a retry with the key resumes. 502 "
+        "`answer_too_long`: the answer passed the content limit and is stored cut, as an "
+        "`interrupted` turn. What the model sends is cleaned before it is stored: NUL "
+        "characters and unpaired surrogates become U+FFFD, a model name or finish reason is "
+        "cut to its field, usage it reports out of range is replaced by an estimate. A 503 "
+        "`service_unavailable` (the database) may come after the user turn was stored: retry "
+        "with the key.",
         request=RespondRequestSerializer,
         parameters=[idempotency_parameter(required=True)],
         responses={
@@ -136,7 +166,8 @@ class RespondView(APIView):
             ),
             502: OpenApiResponse(
                 response=ErrorSerializer,
-                description="The model refused the request (`model_error`); retrying cannot help.",
+                description="The model refused the request (`model_error`; retrying cannot "
+                "help), or its answer passed the content limit (`answer_too_long`).",
             ),
         },
     )

@@ -18,7 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from auditlog.events import Actor, audit_event_record
-from convmem.admin_changelist import BoundedDateHierarchyMixin, ViewOnlyAdmin
+from convmem.admin_changelist import ViewOnlyAdmin
 from threads import admin_views
 from threads.erasure import ERASED
 from threads.models import Message, Role, Thread
@@ -30,7 +30,7 @@ def public_id_or_pk(object_id: str) -> dict[str, str]:
 
 
 @admin.register(Thread)
-class ThreadAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
+class ThreadAdmin(ViewOnlyAdmin):
     list_display = ["public_id", "tenant", "user_ref", "title", "created_at", "updated_at"]
     list_filter = ["tenant"]
     date_hierarchy = "created_at"
@@ -91,7 +91,7 @@ class ThreadAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(BoundedDateHierarchyMixin, ViewOnlyAdmin):
+class MessageAdmin(ViewOnlyAdmin):
     """Messages, searchable by content for staff who may view messages (searches are audited)."""
 
     list_display = ["public_id", "thread_link", "role", "preview", "token_count", "created_at"]

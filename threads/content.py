@@ -16,9 +16,12 @@ Agent apps send more than ``{role, content}``:
 anything else); ``message_token_count`` prices a message for the budget arithmetic.
 """
 
+import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -33,6 +36,10 @@ IMAGE_DETAILS = ("auto", "low", "high")
 MAX_PARTS = 64
 MAX_TOOL_CALLS = 128
 MAX_URL_CHARS = 2048
+# The most tokens one usage field may report: far beyond any real call (a million-token window
+# a million times over), small enough that a cost (under 10^6 per million tokens) and a
+# rollup's sums stay far inside their columns and integer types.
+MAX_USAGE_TOKENS = 10**12
 # OpenAI prices a low-detail image at a flat 85 tokens; other details depend on the image size,
 # which a reference does not tell: CONVMEM_IMAGE_PART_TOKENS is the budget's estimate.
 LOW_DETAIL_IMAGE_TOKENS = 85
@@ -124,6 +131,7 @@ def _image_reference(image: Any, where: str) -> dict[str, str]:
         )
     if not url.startswith(("https://", "http://")) or len(url) > MAX_URL_CHARS:
         raise _invalid(f"{where}.image_url.url must be an http(s) URL of at most 2048 characters.")
+    _check_url_target(url, f"{where}.image_url.url")
     reference = {"url": url}
     detail = image.get("detail")
     if detail is not None:
@@ -131,6 +139,47 @@ def _image_reference(image: Any, where: str) -> dict[str, str]:
             raise _invalid(f"{where}.image_url.detail must be one of {', '.join(IMAGE_DETAILS)}.")
         reference["detail"] = detail
     return reference
+
+
+def _check_url_target(url: str, where: str) -> None:
+    """Refuse a URL the model server should not fetch (``InvalidRequest``, ``url_not_allowed``):
+    a scheme or host outside ``CONVMEM_PART_URL_SCHEMES`` / ``CONVMEM_PART_URL_HOSTS``, or,
+    unless ``CONVMEM_PART_URL_ALLOW_PRIVATE``, a host that is or resolves to an address that is
+    not global (private, loopback, link-local such as 169.254.169.254, ...). Names are resolved
+    now (``socket.getaddrinfo``); a name that does not resolve is accepted (there is nothing
+    to reach), and a later change of its DNS records is not seen."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").rstrip(".").lower()
+    except ValueError:
+        raise _invalid(f"{where} is not a valid URL.", code="url_not_allowed") from None
+    if parts.scheme.lower() not in settings.CONVMEM_PART_URL_SCHEMES or not host:
+        raise _invalid(f"{where}: the URL's scheme is not allowed.", code="url_not_allowed")
+    allowed = [name.lower().lstrip(".") for name in settings.CONVMEM_PART_URL_HOSTS]
+    if allowed and not any(host == name or host.endswith(f".{name}") for name in allowed):
+        raise _invalid(f"{where}: the host {host!r} is not allowed.", code="url_not_allowed")
+    if not settings.CONVMEM_PART_URL_ALLOW_PRIVATE and not _only_global_addresses(host):
+        raise _invalid(
+            f"{where}: the host {host!r} is a private, loopback or link-local address.",
+            code="url_not_allowed",
+        )
+
+
+def _only_global_addresses(host: str) -> bool:
+    """Whether ``host`` (a name or an address literal) reaches only global addresses."""
+    try:
+        addresses = {ipaddress.ip_address(host)}
+    except ValueError:
+        try:
+            found = socket.getaddrinfo(host, None)
+        except (OSError, UnicodeError):
+            return True
+        addresses = {ipaddress.ip_address(info[4][0].split("%")[0]) for info in found}
+    for address in addresses:
+        mapped = getattr(address, "ipv4_mapped", None)
+        if not (mapped or address).is_global:
+            return False
+    return True
 
 
 def _file_reference(file: Any, where: str) -> dict[str, str]:
@@ -200,15 +249,24 @@ def normalise_tool_call_id(value: Any) -> str:
     return value
 
 
+def usage_count_ok(count: Any) -> bool:
+    """A token count a usage report may hold: an integer from 0 to ``MAX_USAGE_TOKENS``."""
+    return isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_USAGE_TOKENS
+
+
 def normalise_usage(value: Any) -> dict[str, int]:
-    """The usage a model reported for an assistant turn: prompt and completion tokens."""
+    """The usage a model reported for an assistant turn: prompt and completion tokens, each
+    from 0 to ``MAX_USAGE_TOKENS`` (``InvalidRequest`` otherwise)."""
     if not isinstance(value, dict):
         raise _invalid("usage must be an object.", code="invalid_usage")
     usage = {}
     for key in ("prompt_tokens", "completion_tokens"):
         count = value.get(key)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise _invalid(f"usage.{key} must be a non-negative integer.", code="invalid_usage")
+        if not usage_count_ok(count):
+            raise _invalid(
+                f"usage.{key} must be an integer from 0 to {MAX_USAGE_TOKENS}.",
+                code="invalid_usage",
+            )
         usage[key] = count
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     return usage

@@ -81,19 +81,21 @@ def run_idempotent(
     key: str,
     fingerprint: str,
     thread: Thread | None,
-    perform: Callable[[], tuple[int, dict[str, Any], Thread | None]],
+    perform: Callable[[IdempotencyRecord], tuple[int, dict[str, Any], Thread | None]],
 ) -> Outcome:
     """Run ``perform`` at most once per (tenant, key); see the module docstring.
 
-    ``perform`` returns (status, body, thread the response concerns) and must do its writes
-    with the ORM in the current thread, so they join this function's transaction.
+    ``perform`` is given the key's record (in flight, claimed by this request: rows written
+    with the response may point at it) and returns (status, body, thread the response
+    concerns). It must do its writes with the ORM in the current thread, so they join this
+    function's transaction.
     """
     claim = _claim(tenant=tenant, key=key, fingerprint=fingerprint, thread=thread)
     if isinstance(claim, Outcome):
         return claim
     try:
         with transaction.atomic():
-            status, body, concerned = perform()
+            status, body, concerned = perform(claim)
             if not _complete(claim, status=status, body=body, thread=concerned or thread):
                 raise _ClaimLost
     except _ClaimLost:
@@ -220,7 +222,7 @@ def idempotent_response(
             method=request.method, path=request.path, body=request.data
         ),
         thread=thread,
-        perform=perform,
+        perform=lambda _record: perform(),
     )
     headers = {REPLAYED_HEADER: "true"} if outcome.replayed else {}
     return Response(outcome.body, status=outcome.status, headers=headers)

@@ -6,6 +6,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from threads.content import MAX_USAGE_TOKENS
 from threads.models import API_ROLES, Message, Role, Thread
 
 MAX_METADATA_BYTES = 16_384
@@ -123,9 +124,9 @@ TOOL_CALL_SCHEMA = {
 USAGE_SCHEMA = {
     "type": "object",
     "properties": {
-        "prompt_tokens": {"type": "integer", "minimum": 0},
-        "completion_tokens": {"type": "integer", "minimum": 0},
-        "total_tokens": {"type": "integer", "minimum": 0},
+        "prompt_tokens": {"type": "integer", "minimum": 0, "maximum": MAX_USAGE_TOKENS},
+        "completion_tokens": {"type": "integer", "minimum": 0, "maximum": MAX_USAGE_TOKENS},
+        "total_tokens": {"type": "integer", "minimum": 0, "maximum": 2 * MAX_USAGE_TOKENS},
     },
     "required": ["prompt_tokens", "completion_tokens"],
 }

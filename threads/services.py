@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from rest_framework.exceptions import NotFound
 
@@ -23,6 +22,7 @@ from auditlog.events import Actor, audit_event_record
 from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
 from convmem.pricing import usage_cost
+from convmem.profiles import profile_setting
 from threads import content as content_rules
 from threads import selectors
 from threads.content import Content
@@ -30,7 +30,7 @@ from threads.models import API_ROLES, Message, MessageStatus, Role, Thread
 
 
 def thread_encoding(thread: Thread) -> str:
-    return thread.profile.encoding if thread.profile else settings.CONVMEM_DEFAULT_ENCODING
+    return profile_setting(thread.profile, "encoding")
 
 
 @dataclass(frozen=True)
@@ -135,13 +135,20 @@ def thread_hold_against_erasure(thread: Thread) -> None:
     """Inside a transaction: hold the thread row ``FOR KEY SHARE`` until commit, so that an
     erasure of the thread (``thread_lock_for_erasure``) waits for this transaction, or this
     one for it. Appends and edits are not held up (``FOR NO KEY UPDATE`` does not conflict).
-    On SQLite there are no row locks; its IMMEDIATE transactions serialise writers anyway."""
-    if connection.vendor != "postgresql":
-        return
+    On SQLite there are no row locks; its IMMEDIATE transactions serialise writers anyway.
+
+    A thread deleted meanwhile is a 404 (``NotFound``), as in ``_lock_thread``: a request
+    that waited behind a ``DELETE`` reads the row as that erasure committed it (a locking read
+    sees the newest version) and must not write a snapshot onto the deleted thread.
+    """
+    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT 1 FROM {Thread._meta.db_table} WHERE id = %s FOR KEY SHARE", [thread.pk]
+            f"SELECT deleted_at FROM {Thread._meta.db_table} WHERE id = %s{lock}", [thread.pk]
         )
+        row = cursor.fetchone()
+    if row is None or row[0] is not None:
+        raise NotFound("Not found.")
 
 
 def _lock_thread(thread: Thread) -> Thread:

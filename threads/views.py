@@ -11,7 +11,13 @@ from rest_framework.views import APIView
 from auditlog.events import actor_of
 from convmem.api import decode_cursor, encode_cursor, idempotency_parameter, page_url, tenant_of
 from convmem.errors import InvalidCursor
-from convmem.pagination import NewestFirstPagination, page_size
+from convmem.pagination import (
+    LIMIT_DESCRIPTION,
+    LIMIT_SCHEMA,
+    NewestFirstPagination,
+    cursor_param,
+    page_size,
+)
 from threads import selectors, services
 from threads.idempotency import idempotent_response
 from threads.models import Message
@@ -26,11 +32,7 @@ from threads.serializers import (
 )
 from threads.services import profile_for_new_thread
 
-LIMIT = OpenApiParameter(
-    "limit",
-    {"type": "integer", "minimum": 1},
-    description="Page size (default 50; larger values are capped).",
-)
+LIMIT = OpenApiParameter("limit", LIMIT_SCHEMA, description=LIMIT_DESCRIPTION)
 CURSOR = OpenApiParameter("cursor", OpenApiTypes.STR, description="Opaque cursor from `next`.")
 
 
@@ -132,8 +134,8 @@ class MessageListCreateView(APIView):
     def get(self, request: Request, thread_id: str) -> Response:
         thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
         limit = page_size(request.query_params.get("limit"))
-        cursor = request.query_params.get("cursor")
-        if cursor:
+        cursor = cursor_param(request)
+        if cursor is not None:
             leaf = self._cursor_leaf(thread, decode_cursor(cursor))
         else:
             leaf = self._leaf(thread, request.query_params.get("leaf"))
@@ -234,8 +236,8 @@ class ThreadTreeView(APIView):
     def get(self, request: Request, thread_id: str) -> Response:
         thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
         limit = page_size(request.query_params.get("limit"))
-        cursor = request.query_params.get("cursor")
-        after_id = self._after(thread, decode_cursor(cursor)) if cursor else None
+        cursor = cursor_param(request)
+        after_id = self._after(thread, decode_cursor(cursor)) if cursor is not None else None
         nodes = selectors.tree_page(thread=thread, after_id=after_id, limit=limit + 1)
         has_more = len(nodes) > limit
         nodes = nodes[:limit]

@@ -14,7 +14,6 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db.models import (
-    BigIntegerField,
     Count,
     DateTimeField,
     DecimalField,
@@ -36,6 +35,10 @@ GROUPINGS = ("day", "month")
 # The longest period one rollup covers, per grouping (bounds the rows and the work).
 MAX_DAYS = {"day": 366, "month": 3660}
 TOP_USERS = 10
+# The days a rollup may name: the end of the calendar is refused, not reached by the date
+# arithmetic (the day after the last day, 29 days before it) where it would overflow.
+FIRST_DAY = date(1970, 1, 1)
+LAST_DAY = date(9998, 12, 31)
 _MONEY = DecimalField(max_digits=30, decimal_places=12)
 
 
@@ -94,6 +97,8 @@ class InvalidPeriod(ValueError):
 def period_check(*, start: date, end: date, group_by: str) -> None:
     if group_by not in GROUPINGS:
         raise InvalidPeriod(f"group_by must be one of {', '.join(GROUPINGS)}.")
+    if not FIRST_DAY <= start <= LAST_DAY or not FIRST_DAY <= end <= LAST_DAY:
+        raise InvalidPeriod(f"the days of a rollup must be from {FIRST_DAY} to {LAST_DAY}.")
     if end < start:
         raise InvalidPeriod("to must not be before from.")
     if (end - start).days + 1 > MAX_DAYS[group_by]:
@@ -132,8 +137,11 @@ def _memos(tenant: Tenant, start: datetime, end: datetime) -> QuerySet[Summary]:
     )
 
 
-_PROMPT = Cast(KT("usage__prompt_tokens"), BigIntegerField())
-_COMPLETION = Cast(KT("usage__completion_tokens"), BigIntegerField())
+# Read as decimals, not bigints: a count stored before usage was bounded (10^19 and more) must
+# not overflow the cast or the sum; PostgreSQL sums numerics without a limit.
+_TOKENS = DecimalField(max_digits=40, decimal_places=0)
+_PROMPT = Cast(KT("usage__prompt_tokens"), _TOKENS)
+_COMPLETION = Cast(KT("usage__completion_tokens"), _TOKENS)
 
 
 def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
@@ -146,8 +154,8 @@ def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
     return {
         row[key]: Usage(
             turns=row["n"],
-            prompt_tokens=row["prompt"] or 0,
-            completion_tokens=row["completion"] or 0,
+            prompt_tokens=int(row["prompt"] or 0),
+            completion_tokens=int(row["completion"] or 0),
             cost=Decimal(row["money"] or 0),
         )
         for row in rows

@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from usage.selectors import GROUPINGS
+from usage.selectors import FIRST_DAY, GROUPINGS, LAST_DAY
 
 
 class UsageQuerySerializer(serializers.Serializer):
@@ -24,6 +24,15 @@ class UsageQuerySerializer(serializers.Serializer):
         empty = [name for name in self.fields if self.initial_data.get(name) == ""]
         if empty:
             raise serializers.ValidationError({name: "must not be empty." for name in empty})
+        outside = [
+            name
+            for name in ("from", "to")
+            if name in attrs and not FIRST_DAY <= attrs[name] <= LAST_DAY
+        ]
+        if outside:
+            raise serializers.ValidationError(
+                {name: f"must be from {FIRST_DAY} to {LAST_DAY}." for name in outside}
+            )
         return attrs
 
 
@@ -36,7 +45,7 @@ class UsageSerializer(serializers.Serializer):
     memo_completion_tokens = serializers.IntegerField()
     total_tokens = serializers.IntegerField()
     cost = serializers.DecimalField(
-        max_digits=24,
+        max_digits=30,
         decimal_places=6,
         help_text="At the threads' model profile prices (per million tokens), in the tenant's "
         "currency.",

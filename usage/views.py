@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from convmem.api import tenant_of
 from convmem.errors import InvalidRequest
-from usage.selectors import GROUPINGS, InvalidPeriod, usage_rollup
+from usage.selectors import FIRST_DAY, GROUPINGS, LAST_DAY, InvalidPeriod, usage_rollup
 from usage.serializers import UsageQuerySerializer, UsageRollupSerializer
 
 DEFAULT_DAYS = 30
@@ -28,9 +28,16 @@ class UsageView(APIView):
         "by day covers at most 366 days.",
         parameters=[
             OpenApiParameter(
-                "from", OpenApiTypes.DATE, description="First day (default: 29 days before `to`)."
+                "from",
+                OpenApiTypes.DATE,
+                description="First day (default: 29 days before `to`). Days from "
+                f"{FIRST_DAY} to {LAST_DAY}; others are a 400.",
             ),
-            OpenApiParameter("to", OpenApiTypes.DATE, description="Last day (default: today)."),
+            OpenApiParameter(
+                "to",
+                OpenApiTypes.DATE,
+                description=f"Last day (default: today), from {FIRST_DAY} to {LAST_DAY}.",
+            ),
             OpenApiParameter("group_by", OpenApiTypes.STR, enum=list(GROUPINGS)),
             OpenApiParameter("user_ref", {"type": "string", "minLength": 1, "maxLength": 255}),
         ],

@@ -30,6 +30,7 @@ import openai
 from django.conf import settings
 
 from compaction.backends.base import BackendError, MemoDraft, MemoSource
+from convmem.upstream import status_is_retryable
 
 PROMPT_VERSION = "memo-prompt/2"
 SYSTEM_PROMPT = """You keep a running state memo of a customer-support conversation for a model \
@@ -61,8 +62,6 @@ ids, amounts, dates or status.
 Answer with the memo only."""
 PREVIOUS_MEMO_HEADER = "Previous memo:\n"
 MESSAGES_HEADER = "New messages:"
-# The statuses the SDK itself would retry: timeout, lock conflict, rate limit, server errors.
-_RETRYABLE_STATUSES = {408, 409, 429}
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"
 DEFAULT_MODEL = "llama3.1"
@@ -153,7 +152,7 @@ class OpenAICompatBackend:
             )
         return BackendError(
             f"{self._label}: HTTP {error.status_code}: {error.message}",
-            retryable=error.status_code in _RETRYABLE_STATUSES or error.status_code >= 500,
+            retryable=status_is_retryable(error.status_code),
         )
 
 

@@ -109,9 +109,13 @@ def test_issued_cursors_page_through_everything(acme, thread, name):
     assert len(seen) == len(everything) == 3
 
 
-def test_an_empty_cursor_is_no_cursor(acme, thread):
+def test_an_empty_cursor_is_a_cursor_the_server_never_issued(acme, thread):
+    """``?cursor=`` is not "no cursor": read as page 1, a client looping on ``next`` with a
+    broken cursor would start over without noticing."""
     for url in lists(thread).values():
-        assert acme.client.get(url, {"cursor": ""}).status_code == 200
+        r = acme.client.get(url, {"cursor": ""})
+        assert r.status_code == 400, url
+        assert r.json()["code"] == "invalid_cursor"
 
 
 def next_cursor(page: dict[str, Any]) -> str:

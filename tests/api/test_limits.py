@@ -230,6 +230,52 @@ def test_unstorable_characters_are_400(endpoint, text, thread, send):
     assert Rows.now() == before
 
 
+@pytest.mark.parametrize("number", [b"1e999", b"-1e999", b"1E400"])
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=ENDPOINT_IDS)
+def test_a_number_no_float_holds_is_400(endpoint, number, thread, send):
+    """``1e999`` parses as infinity, which neither jsonb nor JSON can store: a 400, not the
+    503 "database unavailable" a client would retry forever."""
+    before = Rows.now()
+    bodies = [
+        _json(body).replace(b'"@@"', number) for body in _with_every_field(endpoint.body, "@@")
+    ]
+    bodies.append(_json({**endpoint.body, "metadata": {"k": "@@"}}).replace(b'"@@"', number))
+
+    responses = [send(endpoint, thread, body, key=f"k-{i}") for i, body in enumerate(bodies)]
+
+    for r in responses:
+        assert assert_rejected(r, 400)["code"] == "parse_error"
+    assert Rows.now() == before
+
+
+@pytest.mark.parametrize("charset", ["utf-16", "latin-1", "UTF-32"])
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=ENDPOINT_IDS)
+def test_a_charset_other_than_utf8_is_415(endpoint, charset, thread, acme):
+    before = Rows.now()
+    response = Client().generic(
+        endpoint.method,
+        endpoint.url(thread),
+        json.dumps(endpoint.body).encode(charset.lower()),
+        content_type=f"application/json; charset={charset}",
+        HTTP_AUTHORIZATION=f"Bearer {acme.key}",
+        HTTP_IDEMPOTENCY_KEY="limits-1",
+    )
+    assert assert_rejected(response, 415)["code"] == "unsupported_media_type"
+    assert Rows.now() == before
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "UTF-8", "utf8"])
+def test_utf8_declared_is_read(charset, acme):
+    response = Client().post(
+        "/api/v1/threads",
+        json.dumps({"user_ref": "u-ü"}).encode(),
+        content_type=f"application/json; charset={charset}",
+        HTTP_AUTHORIZATION=f"Bearer {acme.key}",
+    )
+    assert response.status_code == 201
+    assert response.json()["user_ref"] == "u-ü"
+
+
 @pytest.mark.parametrize("length", [256, 100_000])
 @pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e.idempotent], ids=lambda e: e.name)
 def test_huge_idempotency_key_is_400(endpoint, length, thread, send):

@@ -15,11 +15,17 @@ import pytest
 from django.db import connection, transaction
 from rest_framework.test import APIClient
 
+from audit.deletion import deletion_self_service
 from audit.erasure import thread_content_erase
 from auditlog.events import Actor
 from compaction.models import AssemblyRecord
 from tests.audit.test_canary import db_hits
 from tests.conftest import SYSTEM, make_thread
+from tests.support.pg import (
+    Request,
+    backends_waiting_for_locks,
+    other_session,
+)
 from threads import services
 from threads.models import Thread
 
@@ -83,3 +89,30 @@ def test_no_snapshot_outlives_an_erasure_it_raced(acme, round_):
             assert not shows_erased or "[erased]" in record.rendered_text
     purged = AssemblyRecord.objects.filter(thread=thread, rendered_purged_at__isnull=False)
     assert set(purged.values_list("public_id", flat=True)) == set(erased.snapshots)
+
+
+def test_a_context_that_waited_behind_a_delete_writes_nothing(acme):
+    """``POST /context`` queued behind the erasure of ``DELETE /threads/{id}`` answers 404
+    once the erasure commits, and stores no snapshot and no content blob: neither its system
+    prompt nor its retrieved text reaches the deleted thread (or the tenant's blobs)."""
+    canary = f"CANARY{uuid.uuid4().hex[:10].upper()}"
+    thread = make_thread(acme.tenant, turns=4)
+    body = {
+        "system": f"You help customer {canary}.",
+        "retrieved": [{"ref": f"crm-{canary}", "content": f"CRM record of {canary}"}],
+    }
+    with other_session(autocommit=True) as watcher:
+        with transaction.atomic():
+            # The DELETE's erasure, held open: the thread row is locked FOR UPDATE.
+            deletion_self_service(tenant=acme.tenant, actor=acme.actor, thread=thread)
+            context = Request(
+                lambda c: c.post(
+                    f"/api/v1/threads/{thread.public_id}/context", body, format="json"
+                ),
+                acme,
+            )
+            backends_waiting_for_locks(watcher, 1)
+        answered = context.wait()
+    assert answered.status_code == 404, answered.content
+    assert db_hits(canary) == {}
+    assert not AssemblyRecord.objects.filter(thread=thread).exists()

@@ -14,7 +14,11 @@ Modes:
 - "malformed": HTTP 200 with a body that is not JSON;
 - "no_choices": HTTP 200, valid JSON without `choices`;
 - "empty": HTTP 200, one choice whose content is "";
-- "fail_n_then_ok": the first `fail_n` completion requests get a 500, the rest "ok".
+- "fail_n_then_ok": the first `fail_n` completion requests get a 500, the rest "ok";
+- "error_html": HTTP 502 with an HTML page (as a proxy in front of a model answers).
+
+`model_name`, `finish_reason` and `usage` (a dict sent as is) override what a reply reports, so
+a test can send what no database column holds.
 
 With `api_key` set, requests without `Authorization: Bearer <api_key>` get a 401. Every
 completion request is recorded (`requests`) with its headers and parsed body.
@@ -47,7 +51,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 HOST = "127.0.0.1"
-MODES = ("ok", "error500", "timeout", "malformed", "no_choices", "empty", "fail_n_then_ok")
+MODES = (
+    "ok",
+    "error500",
+    "timeout",
+    "malformed",
+    "no_choices",
+    "empty",
+    "fail_n_then_ok",
+    "error_html",
+)
+ERROR_PAGE = b"<html><body><h1>502 Bad Gateway</h1><p>upstream internal-gpu-7</p></body></html>"
 COMPLETIONS_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 CONTROL_PATH = "/_control"
@@ -89,6 +103,7 @@ class ChatServer:
         self.reply: str | None = None
         self.chunk_delay = 0.0
         self.stream_fail_after: int | None = None
+        self.overrides: dict[str, Any] = {}
         self._aborted_streams = 0
         self._httpd = ThreadingHTTPServer((HOST, port), _Handler)
         self._httpd.chat_server = self  # type: ignore[attr-defined]
@@ -130,10 +145,20 @@ class ChatServer:
         reply: str | None = None,
         chunk_delay: float | None = None,
         stream_fail_after: int | None = None,
+        model_name: str | None = None,
+        finish_reason: str | None = None,
+        usage: Any = None,
     ) -> None:
         """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count.
         `stream_fail_after=0` turns mid-stream failures off again."""
         with self._lock:
+            for name, value in (
+                ("model", model_name),
+                ("finish_reason", finish_reason),
+                ("usage", usage),
+            ):
+                if value is not None:
+                    self.overrides[name] = value
             if context_limit is not None:
                 self.context_limit = context_limit
             if reply is not None:
@@ -202,6 +227,17 @@ class ChatServer:
         with self._lock:
             return self.chunk_delay, self.stream_fail_after
 
+    def _overridden(self, answer: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            overrides = dict(self.overrides)
+        answer = {**answer, **{k: v for k, v in overrides.items() if k != "finish_reason"}}
+        if "finish_reason" in overrides:
+            answer["choices"] = [
+                {**choice, "finish_reason": overrides["finish_reason"]}
+                for choice in answer["choices"]
+            ]
+        return answer
+
     def _stream_aborted(self) -> None:
         with self._lock:
             self._aborted_streams += 1
@@ -265,6 +301,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(
                 500, "The server had an error processing your request.", "server_error"
             )
+        elif mode == "error_html":
+            self._send(502, ERROR_PAGE, "text/html")
         elif mode == "malformed":
             self._send(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
         elif mode == "no_choices":
@@ -274,12 +312,13 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("stream"):
                 self._stream(body, content)
             else:
-                self._send_json(200, completion(body, content))
+                self._send_json(200, self.chat._overridden(completion(body, content)))
 
     def _stream(self, body: dict[str, Any], content: str) -> None:
         """Answer as an SSE stream of chunks (see the module docstring)."""
         chunk_delay, fail_after = self.chat._stream_settings()
-        answer = completion(body, content)
+        answer = self.chat._overridden(completion(body, content))
+        finish_reason = answer["choices"][0]["finish_reason"]
         words = re.findall(r"\S+\s*", content)
         try:
             self.send_response(200)
@@ -293,7 +332,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if index and chunk_delay and not self.chat._sleep(chunk_delay):
                     return
                 self._event(chunk(answer, {"content": word}))
-            self._event(chunk(answer, {}, finish_reason="stop"))
+            self._event(chunk(answer, {}, finish_reason=finish_reason))
             if (body.get("stream_options") or {}).get("include_usage"):
                 self._event({**chunk(answer, {}), "choices": [], "usage": answer["usage"]})
             self.wfile.write(b"data: [DONE]\n\n")

@@ -286,3 +286,62 @@ def test_editing_a_tool_calling_turn_keeps_its_calls_unless_new_ones_are_given(
     assert kept.data["tool_calls"] == [call("call_a")]
     assert replaced.data["tool_calls"] == [call("call_b")]
     assert replaced.data["content"] == ""
+
+
+def image(url: str) -> list[dict]:
+    return [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/iam/",  # cloud metadata (link-local)
+        "http://127.0.0.1:8080/admin",
+        "http://localhost/a.png",  # a name resolving to loopback
+        "http://[::1]/a.png",
+        "http://[::ffff:127.0.0.1]/a.png",
+        "https://10.0.0.7/a.png",
+        "https://192.168.1.1/a.png",
+        "http://2130706433/a.png",  # 127.0.0.1 spelt as one number
+        "http://0.0.0.0/a.png",
+    ],
+)
+def test_image_urls_to_private_loopback_or_link_local_addresses_are_refused(append, url):
+    before = Rows.now()
+
+    r = append({"role": "user", "content": image(url)})
+
+    assert error_of(r) == (400, "url_not_allowed")
+    assert Rows.now() == before
+
+
+def test_public_image_urls_are_accepted(append):
+    for url in ("https://93.184.215.14/a.png", "https://cdn.example/a.png"):
+        assert append({"role": "user", "content": image(url)}).status_code == 201, url
+
+
+def test_the_allowed_schemes_and_hosts_are_settings(append, settings):
+    settings.CONVMEM_PART_URL_SCHEMES = ["https"]
+    settings.CONVMEM_PART_URL_HOSTS = ["cdn.example"]
+
+    assert error_of(append({"role": "user", "content": image("http://cdn.example/a.png")})) == (
+        400,
+        "url_not_allowed",
+    )
+    assert error_of(append({"role": "user", "content": image("https://evil.example/a.png")})) == (
+        400,
+        "url_not_allowed",
+    )
+    for url in ("https://cdn.example/a.png", "https://img.cdn.example/a.png"):
+        assert append({"role": "user", "content": image(url)}).status_code == 201, url
+
+
+def test_private_addresses_may_be_allowed_for_a_model_on_a_private_network(append, settings):
+    settings.CONVMEM_PART_URL_ALLOW_PRIVATE = True
+
+    r = append({"role": "user", "content": image("http://10.0.0.7/a.png")})
+
+    assert r.status_code == 201

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from tests.conftest import make_thread
 from tests.threads.helpers import Rows, edit_url, error_of, messages_url, post
-from threads.idempotency import idempotency_records_purge, request_fingerprint
+from threads.idempotency import idempotency_records_purge, request_fingerprint, run_idempotent
 from threads.models import IdempotencyRecord, Message
 
 BODY = {"role": "user", "content": "hello"}
@@ -198,3 +198,21 @@ def test_purge_forgets_keys_past_their_ttl(acme, settings):
     assert again.status_code == 201
     assert "Idempotent-Replayed" not in again
     assert Message.objects.filter(thread=thread, content="hello").count() == 2
+
+
+def test_perform_is_given_the_keys_record_in_flight(acme):
+    """Rows written with the response (a respond run) point at the key's record: ``perform``
+    gets it, instead of reading it back by key."""
+    seen = []
+
+    def perform(record):
+        seen.append((record.key, record.status, record.tenant_id))
+        return 201, {"ok": True}, None
+
+    outcome = run_idempotent(
+        tenant=acme.tenant, key="rec-1", fingerprint="f", thread=None, perform=perform
+    )
+
+    assert outcome.status == 201
+    assert seen == [("rec-1", IdempotencyRecord.Status.IN_FLIGHT, acme.tenant.pk)]
+    assert IdempotencyRecord.objects.get(key="rec-1").status == IdempotencyRecord.Status.COMPLETED

@@ -81,14 +81,17 @@ def test_next_carries_the_limit(acme):
     assert len(older.data["results"]) == 2
 
 
-def test_limit_is_clamped_to_the_maximum(acme, settings):
+def test_a_limit_above_the_maximum_is_a_400_naming_it(acme, settings):
     settings.CONVMEM_MAX_PAGE_SIZE = 4
     thread = make_thread(acme.tenant, turns=6)
 
-    r = acme.client.get(messages_url(thread.public_id), {"limit": "1000"})
+    r = acme.client.get(messages_url(thread.public_id), {"limit": "5"})
 
-    assert len(r.data["results"]) == 4
-    assert r.data["next"]
+    assert r.status_code == 400
+    assert r.data["detail"] == "limit: must be at most 4."
+    ok = acme.client.get(messages_url(thread.public_id), {"limit": "4"})
+    assert len(ok.data["results"]) == 4
+    assert ok.data["next"]
 
 
 def test_default_page_size_is_the_setting(acme, settings):

@@ -3,7 +3,9 @@
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.contrib.auth.models import User
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from compaction.models import Summary
@@ -11,7 +13,7 @@ from convmem.models import ModelProfile
 from convmem.pricing import exact_cost, profile_prices
 from tests.conftest import SYSTEM, make_thread
 from threads import services
-from threads.models import Thread
+from threads.models import Message, Thread
 
 DAY1 = datetime.fromisoformat("2026-03-02T10:00:00+00:00")
 DAY2 = datetime.fromisoformat("2026-03-05T23:30:00+00:00")
@@ -191,3 +193,72 @@ def test_the_queries_do_not_grow_with_the_turns(acme):
         body = rollup(acme, **params)
     assert body["totals"]["turns"] == 31
     assert len(many.captured_queries) == len(few.captured_queries)
+
+
+def test_usage_out_of_range_is_refused_on_append(acme):
+    thread = make_thread(acme.tenant)
+    services.message_append(thread=thread, actor=SYSTEM, role="user", content="question")
+    url = f"/api/v1/threads/{thread.public_id}/messages"
+    for number, usage in enumerate(
+        (
+            {"prompt_tokens": 10**12 + 1, "completion_tokens": 0},
+            {"prompt_tokens": 10**19, "completion_tokens": 0},
+            {"prompt_tokens": 5, "completion_tokens": -1},
+        )
+    ):
+        response = acme.client.post(
+            url,
+            {"role": "assistant", "content": "answer", "usage": usage},
+            format="json",
+            HTTP_IDEMPOTENCY_KEY=f"k{number}",
+        )
+        assert response.status_code == 400, usage
+        assert response.data["code"] == "invalid_usage"
+    assert Message.objects.filter(thread=thread, role="assistant").count() == 0
+
+
+def test_a_turn_stored_with_huge_usage_before_the_bound_does_not_break_the_rollup(acme):
+    """Rows written before usage was bounded (10^19 prompt tokens: past a bigint) still sum."""
+    thread = make_thread(acme.tenant)
+    answer(thread, DAY1, 10, 5)
+    huge = answer_row(thread)
+    Message.objects.filter(pk=huge.pk).update(
+        usage={"prompt_tokens": 10**19, "completion_tokens": 10**20, "total_tokens": 11 * 10**19}
+    )
+    answer(thread, DAY1, 7, 3)
+
+    body = rollup(acme, **{"from": "2026-03-01", "to": "2026-03-31"})
+    # (Exact on PostgreSQL; SQLite keeps integers past 2^63 as floating point.)
+    assert body["totals"]["turns"] == 2
+    assert body["totals"]["prompt_tokens"] >= 10**19
+    assert body["totals"]["completion_tokens"] >= 10**20
+    page = Client()
+    page.force_login(User.objects.create_superuser("root", password="a-long-pass-1"))
+    admin = page.get(
+        "/admin/usage/usagereport/",
+        {"tenant": acme.tenant.pk, "start": "2026-03-01", "end": "2026-03-31", "group_by": "day"},
+    )
+    assert admin.status_code == 200
+
+
+def answer_row(thread: Thread) -> Message:
+    return Message.objects.filter(thread=thread, role="assistant").latest("id")
+
+
+def test_days_at_the_end_of_the_calendar_are_400(acme):
+    for params in (
+        {"to": "9999-12-31"},
+        {"from": "9999-12-30", "to": "9999-12-31"},
+        {"from": "0001-01-01", "to": "0001-01-05"},
+        {"to": "0001-01-05"},
+    ):
+        response = acme.client.get("/api/v1/usage", params)
+        assert response.status_code == 400, params
+    page = Client()
+    page.force_login(User.objects.create_superuser("root", password="a-long-pass-1"))
+    admin = page.get(
+        "/admin/usage/usagereport/",
+        {"tenant": acme.tenant.pk, "start": "9999-12-01", "end": "9999-12-31", "group_by": "day"},
+    )
+    assert admin.status_code == 200
+    assert "9998-12-31" in admin.content.decode()

@@ -1,0 +1,39 @@
+"""One rule for "the thread's model profile, else the settings default": every app asks here.
+
+A thread without a profile (or a profile that leaves ``model`` blank) runs on the settings'
+defaults; ``profile_setting`` is the one place that knows which setting backs which field.
+"""
+
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+
+from convmem.models import ModelProfile
+
+# Profile field -> the setting used without a profile.
+DEFAULT_SETTINGS = {
+    "window_tokens": "CONVMEM_DEFAULT_WINDOW_TOKENS",
+    "reserve_tokens": "CONVMEM_DEFAULT_RESERVE_TOKENS",
+    "encoding": "CONVMEM_DEFAULT_ENCODING",
+    "min_recent_turns": "CONVMEM_DEFAULT_MIN_RECENT_TURNS",
+    "memo_max_tokens": "CONVMEM_DEFAULT_MEMO_MAX_TOKENS",
+    "high_water": "CONVMEM_DEFAULT_HIGH_WATER",
+    "tool_result_elide_tokens": "CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS",
+    "model": "CONVMEM_CHAT_MODEL",
+    "prompt_price": "CONVMEM_DEFAULT_PROMPT_PRICE",
+    "completion_price": "CONVMEM_DEFAULT_COMPLETION_PRICE",
+}
+# Settings given as text that the profile field holds as a number.
+_DECIMALS = {"prompt_price", "completion_price"}
+
+
+def profile_setting(profile: ModelProfile | None, name: str) -> Any:
+    """``profile``'s value of field ``name``; without a profile (or with a blank ``model``),
+    the setting in ``DEFAULT_SETTINGS``."""
+    if profile is not None:
+        value = getattr(profile, name)
+        if value != "":
+            return value
+    value = getattr(settings, DEFAULT_SETTINGS[name])
+    return Decimal(value) if name in _DECIMALS else value
