@@ -37,6 +37,7 @@ from convmem.errors import InvalidRequest
 from convmem.models import Tenant
 from threads.models import Message, Role, Thread
 from threads.selectors import messages_with_refs
+from threads.serializers import message_content
 
 SCHEMA = "convmem.export/2"
 FORMATS = {"json": "application/json", "jsonl": "application/x-ndjson"}
@@ -91,12 +92,12 @@ def _message(m: Message) -> Record:
         "id": m.public_id,
         "parent_id": m.parent_public_id,
         "role": m.role,
-        "content": m.content,
+        "content": message_content(m),
         "content_parts": m.content_parts,
         "tool_calls": m.tool_calls,
         "tool_call_id": m.tool_call_id or None,
         "metadata": m.metadata,
-        "model": m.model,
+        "model": m.model or None,
         "usage": m.usage,
         "status": m.status,
         "token_count": m.token_count,

@@ -41,6 +41,7 @@ from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.rendering import (
     FORMAT,
+    MEMO_HEADER_VERSION,
     UNCALLED_TOOL_HEADER,
     MessagePayload,
     canonical_json,
@@ -54,7 +55,7 @@ from convmem.errors import InvalidRequest
 from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
-from threads.selectors import tool_group_ending_at, visible_message
+from threads.selectors import thread_system_text, tool_group_ending_at, visible_message
 from threads.services import thread_hold_against_erasure
 
 # Token counts of system prompts and retrieved items, by (encoding, sha256): clients resend
@@ -348,6 +349,7 @@ def _items(
                 "first_id": memo.first_public_id,
                 "last_id": memo.last_public_id,
                 "tokens": memo.token_count,
+                "header": MEMO_HEADER_VERSION,
             }
         )
         payloads[memo.public_id] = memo.text
@@ -417,7 +419,7 @@ def context_assemble(
 ) -> Assembly:
     """Assemble, record and return the model input ending at ``leaf_public_id`` (default: the
     active leaf); see the module docstring. ``thread`` must come with its ``profile`` and
-    ``active_leaf`` selected.
+    ``active_leaf`` selected. ``system`` None: the thread's own system prompt, if it has one.
 
     Raises ``InvalidRequest`` (400) with nothing written for: a bad budget, an unknown encoding
     on the profile, too many retrieved items or items that do not fit, a leaf of another
@@ -425,6 +427,8 @@ def context_assemble(
     cannot hold the current turn (with the arithmetic in the error's ``arithmetic``).
     """
     retrieved = retrieved or []
+    if system is None:
+        system = thread_system_text(thread)
     profile = thread_profile(thread)
     window, reserve = request_budget(
         profile, window_tokens=window_tokens, reserve_tokens=reserve_tokens
@@ -490,7 +494,7 @@ def _assemble(
     _store_blobs(thread.tenant_id, ([prompt] if prompt else []) + items)
     if plan.request is not None and pending_memo is None and failed is None:
         pending_memo = _request_memo(thread, actor, plan, ready, read)
-    memo_status = _memo_status(pending_memo, failed, memo)
+    memo_status = _memo_status(pending_memo, failed, memo, ready)
     record = AssemblyRecord.objects.create(
         tenant_id=thread.tenant_id,
         thread=thread,
@@ -552,14 +556,19 @@ def _memo_status(
     pending: selectors.StretchSummary | None,
     failed: selectors.FailedMemo | None,
     memo: selectors.StretchSummary | None,
+    ready: list[selectors.StretchSummary],
 ) -> str:
     """``pending`` (a memo of this path is being written) before ``failed`` (the one needed
-    failed and the curator waits before asking again) before ``ready`` before ``none``."""
+    failed and the curator waits before asking again) before ``ready`` (one is shown) before
+    ``not_shown`` (a ready memo of this path exists, but the input did not need it or it did
+    not fit) before ``none``."""
     if pending:
         return "pending"
     if failed:
         return "failed"
-    return "ready" if memo else "none"
+    if memo:
+        return "ready"
+    return "not_shown" if ready else "none"
 
 
 def _memo_error(failed: selectors.FailedMemo) -> dict[str, Any]:

@@ -6,7 +6,7 @@ recorded input from the assembly record's ``items`` plus the payloads they name,
 ``rendered_hash``. The layout of one model input, in order:
 
 1. the system prompt (a ``system`` message), if any;
-2. the memo, as a ``system`` message: ``MEMO_HEADER`` naming the range it stands for, then
+2. the memo, as a ``system`` message: ``MEMO_HEADER`` (no ids: older records named the range), then
    its text;
 3. the anchor (the task statement: the conversation's first user turn), verbatim;
 4. each retrieved item, as a ``system`` message ``Retrieved (<ref>):`` + its content;
@@ -15,7 +15,8 @@ recorded input from the assembly record's ``items`` plus the payloads they name,
 Record items (``AssemblyRecord.items``), one per message, in that order::
 
     {"kind": "system", "hash": sha256, "tokens": n}
-    {"kind": "summary", "id": "sum_…", "first_id": "msg_…", "last_id": "msg_…", "tokens": n}
+    {"kind": "summary", "id": "sum_…", "first_id": "msg_…", "last_id": "msg_…", "tokens": n,
+     "header": 2}
     {"kind": "message", "id": "msg_…", "role": "user", "tokens": n, "anchor": true}  # anchor
     {"kind": "retrieved", "ref": "…", "hash": sha256, "tokens": n}
     {"kind": "message", "id": "msg_…", "role": "assistant", "tokens": n}
@@ -38,7 +39,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MEMO_HEADER = "Summary of earlier conversation (messages {first}…{last}):\n"
+MEMO_HEADER = "Summary of earlier conversation:\n"
+# Until December 2026 the header named the range by internal ids, which meant nothing to the
+# model; records made then (summary items without ``"header": 2``) replay with it.
+MEMO_HEADER_V1 = "Summary of earlier conversation (messages {first}…{last}):\n"
+MEMO_HEADER_VERSION = 2
 RETRIEVED_HEADER = "Retrieved ({ref}):\n"
 UNCALLED_TOOL_HEADER = "Tool output:\n"
 ELIDED_TOOL_RESULT = (
@@ -68,11 +73,17 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def memo_content(*, first_id: str, last_id: str, text: str) -> str:
+def memo_content(*, text: str) -> str:
     """The memo message's content. The header ends in ``":\\n"`` so, with cl100k-style
     encodings, its tokens never merge with the text's: count(header + text) is what the memo
-    writer stores as the summary's ``token_count``."""
-    return MEMO_HEADER.format(first=first_id, last=last_id) + text
+    writer stores as the summary's ``token_count``. No internal ids: the model cannot use them."""
+    return MEMO_HEADER + text
+
+
+def _recorded_memo_content(item: Mapping[str, Any], text: str) -> str:
+    if item.get("header") == MEMO_HEADER_VERSION:
+        return memo_content(text=text)
+    return MEMO_HEADER_V1.format(first=item["first_id"], last=item["last_id"]) + text
 
 
 def retrieved_content(*, ref: str, content: str) -> str:
@@ -111,7 +122,7 @@ def render(items: Sequence[Mapping[str, Any]], payloads: Mapping[str, Any]) -> l
         if kind == "system":
             messages.append({"role": "system", "content": payload})
         elif kind == "summary":
-            content = memo_content(first_id=item["first_id"], last_id=item["last_id"], text=payload)
+            content = _recorded_memo_content(item, payload)
             messages.append({"role": "system", "content": content})
         elif kind == "retrieved":
             content = retrieved_content(ref=item["ref"], content=payload)

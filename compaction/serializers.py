@@ -56,7 +56,8 @@ class ContextRequestSerializer(serializers.Serializer):
         trim_whitespace=False,
         max_length=settings.CONVMEM_MAX_CONTENT_CHARS,
         validators=[_storable],
-        help_text="System prompt, placed first.",
+        help_text="System prompt, placed first. Default (absent or null): the thread's "
+        '`system`; "" for none.',
     )
     leaf_id = serializers.CharField(
         required=False,
@@ -175,10 +176,12 @@ class ContextResponseSerializer(serializers.Serializer):
     sections = SectionsSerializer()
     tokens = TokensSerializer()
     memo_status = serializers.ChoiceField(
-        choices=["none", "ready", "pending", "failed"],
+        choices=["none", "not_shown", "ready", "pending", "failed"],
         help_text="`pending` whenever a memo for this path is being written; `failed` when "
         "the memo this path needs failed and the curator waits before asking again (see "
-        "`memo_error`); else `ready` if a memo is shown, `none` if not.",
+        "`memo_error`); else `ready` if a memo is shown, `not_shown` if a ready memo of this "
+        "path exists but is not in `messages` (the history fit without it, or it did not fit), "
+        "`none` if there is no memo.",
     )
     pending_memo = MemoSectionSerializer(allow_null=True)
     memo_error = MemoErrorSerializer(allow_null=True)

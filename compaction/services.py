@@ -262,7 +262,7 @@ def _draft(
     summary: Summary, sources: _Sources, profile: EffectiveProfile, backend: SummarizerBackend
 ) -> _Written:
     """Call the backend with the base memo and the fitted segment; the memo made to fit."""
-    header = memo_content(first_id=summary.first.public_id, last_id=summary.last.public_id, text="")
+    header = memo_content(text="")
     header_tokens = count_tokens(header, profile.encoding)
     text_budget = summary.max_tokens - header_tokens
     if text_budget < 1:
@@ -405,7 +405,7 @@ def summary_score(*, summary_id: int) -> Summary | None:
     )
     shown = [row for row in rows if row.erased_at is None]
     encoding = thread_profile(summary.thread).encoding
-    header = memo_content(first_id=summary.first.public_id, last_id=summary.last.public_id, text="")
+    header = memo_content(text="")
     scores = score_memo_over_range(
         summary.text,
         (row.content for row in shown),

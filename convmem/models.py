@@ -1,7 +1,7 @@
 """Tenants (the product apps calling the API), their API keys and their model profiles."""
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -92,13 +92,21 @@ class ModelProfile(models.Model):
         max_digits=12,
         decimal_places=6,
         default=0,
-        help_text="Price of one million prompt tokens, in the tenant's currency.",
+        help_text="Price of one million prompt tokens, in the profile's currency.",
     )
     completion_price = models.DecimalField(
         max_digits=12,
         decimal_places=6,
         default=0,
-        help_text="Price of one million completion tokens, in the tenant's currency.",
+        help_text="Price of one million completion tokens, in the profile's currency.",
+    )
+
+    currency = models.CharField(
+        max_length=3,
+        default="USD",
+        validators=[RegexValidator(r"^[A-Z]{3}$", "An ISO 4217 code: three capital letters.")],
+        help_text="ISO 4217 code of the prices and of the costs worked out from them. A "
+        "tenant's profiles share one currency (its usage sums their costs).",
     )
 
     class Meta:
@@ -116,3 +124,11 @@ class ModelProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant} / {self.name}"
+
+    def clean(self) -> None:
+        others = ModelProfile.objects.filter(tenant_id=self.tenant_id).exclude(pk=self.pk)
+        other = others.exclude(currency=self.currency).first()
+        if self.tenant_id and other is not None:
+            raise ValidationError(
+                {"currency": f"The tenant's other profiles are priced in {other.currency}."}
+            )

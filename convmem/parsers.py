@@ -1,4 +1,4 @@
-"""A JSON parser that turns every malformed body into a clean 400."""
+"""A JSON parser that turns every malformed body, and every unknown field, into a clean 400."""
 
 import json
 import math
@@ -38,7 +38,23 @@ class StrictJSONParser(JSONParser):
         except ValueError as exc:
             raise ParseError(f"Malformed JSON: {exc}", code="parse_error") from None
         _check_values(data)
+        _check_fields(data, parser_context)
         return data
+
+
+def _check_fields(data: Any, parser_context: Any) -> None:
+    """Refuse fields the operation's documented body does not have (``convmem.strict``)."""
+    # Imported here: DRF imports this module while ``rest_framework.views`` (which
+    # ``convmem.errors`` imports) is still loading.
+    from convmem.strict import UnknownFields, unknown_body_fields
+
+    request = (parser_context or {}).get("request")
+    match = getattr(getattr(request, "_request", None), "resolver_match", None)
+    if match is None:
+        return
+    unknown = unknown_body_fields(match.route, request.method, data)
+    if unknown:
+        raise UnknownFields(unknown)
 
 
 def _too_deep() -> ParseError:

@@ -26,6 +26,16 @@ class Prices:
     completion: Decimal
 
 
+def tenant_currency(tenant_id: int) -> str:
+    """The currency of a tenant's costs: its profiles' (they share one), else the default."""
+    profile = ModelProfile.objects.filter(tenant_id=tenant_id).only("currency").first()
+    return profile_currency(profile)
+
+
+def profile_currency(profile: ModelProfile | None) -> str:
+    return profile_setting(profile, "currency")
+
+
 def profile_prices(profile: ModelProfile | None) -> Prices:
     return Prices(
         prompt=profile_setting(profile, "prompt_price"),

@@ -23,6 +23,7 @@ DEFAULT_SETTINGS = {
     "model": "CONVMEM_CHAT_MODEL",
     "prompt_price": "CONVMEM_DEFAULT_PROMPT_PRICE",
     "completion_price": "CONVMEM_DEFAULT_COMPLETION_PRICE",
+    "currency": "CONVMEM_DEFAULT_CURRENCY",
 }
 # Settings given as text that the profile field holds as a number.
 _DECIMALS = {"prompt_price", "completion_price"}

@@ -88,3 +88,35 @@ class AutoSchema(SpectacularAutoSchema):
         if any(p.name == IDEMPOTENCY_HEADER for p in parameters):
             statuses |= {400, 409, 422}
         return statuses
+
+
+def forbid_unknown_body_fields(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """Postprocessing hook: request bodies (and the objects nested in them field by field)
+    say ``additionalProperties: false``, as ``convmem.strict`` enforces."""
+    components = result.get("components", {}).get("schemas", {})
+    seen: set[str] = set()
+
+    def close(schema: dict[str, Any]) -> None:
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[-1]
+            if name not in seen and name in components:
+                seen.add(name)
+                close(components[name])
+            return
+        for part in schema.get("allOf", []):
+            close(part)
+        if "properties" in schema:
+            schema["additionalProperties"] = False
+            for value in schema["properties"].values():
+                close(value)
+        if isinstance(schema.get("items"), dict):
+            close(schema["items"])
+
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body:
+                close(body["schema"])
+    return result

@@ -52,6 +52,7 @@ MIDDLEWARE = [
     # Serves collectstatic's output (admin CSS/JS, the API docs UI) from the web process itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "convmem.middleware.RequestSizeLimitMiddleware",
+    "convmem.strict.StrictQueryParametersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -185,6 +186,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "convmem.schema.forbid_unknown_body_fields",
+    ],
     # Two choice sets share the field name "role"; name them (an unnamed collision is a
     # warning that `check --deploy` reports).
     "ENUM_NAME_OVERRIDES": {
@@ -249,6 +254,8 @@ CONVMEM_RESPOND_LEASE_SECONDS = env.int("CONVMEM_RESPOND_LEASE_SECONDS", default
 # Prices per million tokens for threads without a model profile (in the tenant's currency).
 CONVMEM_DEFAULT_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_PROMPT_PRICE", default="0")
 CONVMEM_DEFAULT_COMPLETION_PRICE = env.str("CONVMEM_DEFAULT_COMPLETION_PRICE", default="0")
+# ISO 4217 code of those prices (a model profile names its own).
+CONVMEM_DEFAULT_CURRENCY = env.str("CONVMEM_DEFAULT_CURRENCY", default="USD")
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).
@@ -316,7 +323,9 @@ if REDIS_URL:
 else:
     for sub in ("out", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # The filesystem transport has no host; naming one keeps kombu from logging "No hostname
+    # was supplied" on every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "out"),
         "data_folder_out": str(BROKER_DIR / "out"),

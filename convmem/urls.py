@@ -1,10 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from convmem.checks import MOVED_MODELS
-from convmem.views import ApiRootView, api_route_not_found
+from convmem.views import ApiRootView, RedocView, api_route_not_found, landing
 
 api_v1 = [
     path("", ApiRootView.as_view(), name="api-root"),
@@ -16,10 +16,11 @@ api_v1 = [
     path("", include("usage.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("redoc/", RedocView.as_view(url_name="schema"), name="redoc"),
 ]
 
 urlpatterns = [
+    path("", landing, name="landing"),
     # Admin pages of models that moved app in the December 2026 split: old bookmarks still work.
     *(
         re_path(

@@ -8,7 +8,8 @@ API client cannot read (see also ``convmem.error_pages``).
 from functools import cache
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.generators import EndpointEnumerator
@@ -21,7 +22,7 @@ from rest_framework.views import APIView
 
 from convmem.error_pages import api_not_found
 
-_DOCS_VIEWS = (SpectacularAPIView, SpectacularSwaggerView, SpectacularRedocView)
+_DOCS_VIEWS: tuple[type, ...] = (SpectacularAPIView, SpectacularSwaggerView, SpectacularRedocView)
 
 
 @extend_schema(exclude=True)
@@ -60,3 +61,36 @@ def api_route_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> Json
     """Every method on any path under ``/api/`` that no endpoint matches (whatever ``DEBUG``
     says: Django's handler404 runs only with it off)."""
     return api_not_found(request)
+
+
+def landing(request: HttpRequest) -> HttpResponse:
+    """``/`` (where the admin's "View site" goes): links to the admin and the API docs."""
+    return render(request, "landing.html")
+
+
+# What the ReDoc page may load: only this server. ReDoc's footer shows Redocly's logo from
+# their CDN; the browser is told not to fetch it (the page hides a logo that fails to load).
+REDOC_CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' blob:",
+        "worker-src 'self' blob:",
+        # ReDoc styles itself with <style> elements it inserts (styled-components).
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+    ]
+)
+
+
+class RedocView(SpectacularRedocView):
+    """drf-spectacular's ReDoc page, making no request outside this server: ReDoc from
+    drf-spectacular-sidecar, no Google Fonts (``templates/drf_spectacular/redoc.html``), and a
+    Content-Security-Policy that keeps the browser on this origin."""
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().get(request, *args, **kwargs)
+        response["Content-Security-Policy"] = REDOC_CONTENT_SECURITY_POLICY
+        return response

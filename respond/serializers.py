@@ -70,6 +70,6 @@ class RespondResultSerializer(serializers.Serializer):
     cost = serializers.DecimalField(
         max_digits=24,
         decimal_places=6,
-        help_text="At the thread's model profile prices (per million tokens), in the tenant's "
-        "currency.",
+        help_text="At the thread's model profile prices (per million tokens), in `currency`.",
     )
+    currency = serializers.CharField(help_text="ISO 4217 code of `cost` (the profile's).")

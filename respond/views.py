@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from auditlog.events import actor_of
 from compaction.context import RetrievedItem
 from convmem.api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency_parameter, tenant_of
+from convmem.pricing import profile_currency
 from convmem.schema import ErrorSerializer
 from respond import selectors, services
 from respond.models import RespondRun
@@ -79,6 +80,7 @@ def _result(run: RespondRun, thread: Thread) -> dict[str, Any]:
         "finish_reason": run.finish_reason,
         "usage": answer.usage,
         "cost": selectors.answer_cost(answer=answer),
+        "currency": profile_currency(thread.profile),
     }
     return RespondResultSerializer(data, context={"thread": thread}).data
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from threads.models import IdempotencyRecord, Message, Role, Thread
+from threads.models import IdempotencyRecord, Message, Role, SystemPrompt, Thread
 
 ERASED = "[erased]"
 BATCH = 1000
@@ -63,8 +63,9 @@ def erased_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def thread_details_erase(thread: Thread) -> None:
-    """The thread's own personal data: its title and metadata."""
-    Thread.objects.filter(pk=thread.pk).update(title="", metadata={})
+    """The thread's own personal data: its title, metadata and system prompts."""
+    Thread.objects.filter(pk=thread.pk).update(title="", metadata={}, system_prompt=None)
+    SystemPrompt.objects.filter(thread=thread).delete()
 
 
 def thread_mark_deleted(thread: Thread) -> None:
@@ -97,7 +98,7 @@ def idempotency_responses_redact(thread: Thread, ids: Iterable[str], *, everythi
 
 
 CONTENT_KEYS = {"content", "text", "rendered_text", "arguments"}
-PERSONAL_KEYS = {"title": "", "metadata": {}, "content_parts": None}
+PERSONAL_KEYS = {"title": "", "metadata": {}, "content_parts": None, "system": None}
 
 
 def redact_content(value: Any) -> Any:

@@ -33,6 +33,15 @@ class Thread(models.Model):
     active_leaf = models.ForeignKey(
         "threads.Message", on_delete=models.PROTECT, null=True, related_name="+", editable=False
     )
+    # The current version of the thread's system prompt (None: none was ever set).
+    system_prompt = models.ForeignKey(
+        "threads.SystemPrompt",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Set by a self-service DELETE: the content is erased (tombstones stay for the audit trail
@@ -52,15 +61,37 @@ class Thread(models.Model):
         return self.public_id
 
 
+class SystemPrompt(models.Model):
+    """One version of a thread's system prompt: what ``/context`` and ``/respond`` place first
+    when the request gives none. Versions are kept (an assembly records the prompt it used by
+    hash, so an older one stays explainable); text ``""`` is a version that clears it."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="system_prompts")
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["thread", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "version"], name="system_prompt_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id} v{self.version}"
+
+
 class Role(models.TextChoices):
     ROOT = "root", "root (hidden)"
     SYSTEM = "system", "system"
+    # OpenAI's name for instructions from the app (newer models take them in place of system).
+    DEVELOPER = "developer", "developer"
     USER = "user", "user"
     ASSISTANT = "assistant", "assistant"
     TOOL = "tool", "tool"
 
 
-API_ROLES = [Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL]
+API_ROLES = [Role.SYSTEM, Role.DEVELOPER, Role.USER, Role.ASSISTANT, Role.TOOL]
 
 
 class MessageStatus(models.TextChoices):

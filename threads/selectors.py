@@ -25,11 +25,17 @@ MESSAGE_TABLE = Message._meta.db_table
 def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
     """The tenant's thread with this id; another tenant's thread is a 404 like a missing one."""
     return get_object_or_404(
-        Thread.objects.select_related("active_leaf", "profile"),
+        Thread.objects.select_related("active_leaf", "profile", "system_prompt"),
         tenant=tenant,
         public_id=public_id,
         deleted_at__isnull=True,
     )
+
+
+def thread_system_text(thread: Thread) -> str | None:
+    """The thread's current system prompt; None if it has none (never set, or cleared)."""
+    prompt = thread.system_prompt
+    return prompt.text if prompt is not None and prompt.text else None
 
 
 def thread_get_for_deletion(*, tenant: Tenant, public_id: str) -> Thread:
@@ -41,7 +47,7 @@ def thread_get_for_deletion(*, tenant: Tenant, public_id: str) -> Thread:
 
 def thread_list(*, tenant: Tenant, user_ref: str | None = None) -> QuerySet[Thread]:
     threads = Thread.objects.filter(tenant=tenant, deleted_at__isnull=True).select_related(
-        "active_leaf", "profile"
+        "active_leaf", "profile", "system_prompt"
     )
     if user_ref is not None:
         threads = threads.filter(user_ref=user_ref)

@@ -3,11 +3,13 @@
 import json
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from threads.content import MAX_USAGE_TOKENS
 from threads.models import API_ROLES, Message, Role, Thread
+from threads.selectors import thread_system_text
 
 MAX_METADATA_BYTES = 16_384
 
@@ -16,6 +18,14 @@ class ThreadSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id", read_only=True)
     active_leaf_id = serializers.SerializerMethodField()
     profile = serializers.SerializerMethodField()
+    system = serializers.SerializerMethodField(
+        help_text="The thread's system prompt, used by /context and /respond when a request "
+        "gives none; null if none is set."
+    )
+    system_version = serializers.SerializerMethodField(
+        help_text="Version of the system prompt (1, 2, …; older versions are kept); null if "
+        "one was never set."
+    )
 
     class Meta:
         model = Thread
@@ -26,6 +36,8 @@ class ThreadSerializer(serializers.ModelSerializer):
             "metadata",
             "active_leaf_id",
             "profile",
+            "system",
+            "system_version",
             "created_at",
             "updated_at",
         ]
@@ -37,6 +49,23 @@ class ThreadSerializer(serializers.ModelSerializer):
 
     def get_profile(self, thread: Thread) -> str | None:
         return thread.profile.name if thread.profile_id else None
+
+    def get_system(self, thread: Thread) -> str | None:
+        return thread_system_text(thread)
+
+    def get_system_version(self, thread: Thread) -> int | None:
+        return thread.system_prompt.version if thread.system_prompt_id else None
+
+
+def _system_field() -> serializers.CharField:
+    return serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=settings.CONVMEM_MAX_CONTENT_CHARS,
+        help_text='The thread\'s system prompt (a new version; "" clears it). /context and '
+        "/respond place it first when the request gives no `system`.",
+    )
 
 
 def _validate_metadata(value: Any) -> dict[str, Any]:
@@ -55,6 +84,7 @@ class ThreadCreateSerializer(serializers.Serializer):
     profile = serializers.CharField(
         max_length=100, required=False, help_text="Name of one of the tenant's model profiles."
     )
+    system = _system_field()
 
 
 class ThreadUpdateSerializer(serializers.Serializer):
@@ -67,6 +97,7 @@ class ThreadUpdateSerializer(serializers.Serializer):
     )
     title = serializers.CharField(max_length=255, required=False, allow_blank=True)
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
+    system = _system_field()
 
 
 CONTENT_PART_SCHEMA = {
@@ -172,12 +203,16 @@ class MessageSerializer(serializers.ModelSerializer):
     assembly_id = serializers.CharField(
         source="assembly_public_id", read_only=True, allow_null=True
     )
-    content = serializers.CharField(
-        read_only=True, help_text="The text (the text parts, when sent as content parts)."
+    content = serializers.SerializerMethodField(
+        help_text="The text (the text parts, when sent as content parts); null on an assistant "
+        "turn that only calls tools, as the chat format has it."
     )
     content_parts = ContentPartsField(read_only=True)
     tool_calls = ToolCallsField(read_only=True)
     tool_call_id = serializers.SerializerMethodField()
+    model = serializers.SerializerMethodField(
+        help_text="Assistant turns: the model that wrote it; null when none was reported."
+    )
     usage = UsageField(read_only=True)
     erased = serializers.SerializerMethodField()
 
@@ -207,11 +242,25 @@ class MessageSerializer(serializers.ModelSerializer):
     def get_thread_id(self, message: Message) -> str:
         return self.context["thread"].public_id
 
+    def get_content(self, message: Message) -> str | None:
+        return message_content(message)
+
     def get_tool_call_id(self, message: Message) -> str | None:
         return message.tool_call_id or None
 
+    def get_model(self, message: Message) -> str | None:
+        return message.model or None
+
     def get_erased(self, message: Message) -> bool:
         return message.erased_at is not None
+
+
+def message_content(message: Message) -> str | None:
+    """The one null convention for absent content: an assistant turn that only calls tools has
+    ``content: null`` (stored as ""), in the message endpoints as in ``/context``."""
+    if message.tool_calls and not message.content:
+        return None
+    return message.content
 
 
 class TreeNodeSerializer(MessageSerializer):
@@ -252,6 +301,7 @@ class MessageCreateSerializer(serializers.Serializer):
         max_length=128,
         required=False,
         allow_blank=True,
+        allow_null=True,
         help_text="Assistant turns: the model that wrote it, as the model reported it.",
     )
     usage = UsageField(
@@ -267,3 +317,29 @@ class MessageEditSerializer(serializers.Serializer):
         help_text="Assistant turns: new tool calls (default: the original's).",
     )
     metadata = serializers.DictField(required=False, validators=[_validate_metadata])
+
+
+MAX_BATCH_MESSAGES = 256
+
+
+class BatchTurnSerializer(MessageCreateSerializer):
+    """One message of a batch: as an append takes it, without ``parent_id`` (each message's
+    parent is the one before it)."""
+
+    parent_id = None
+
+
+class MessageBatchCreateSerializer(serializers.Serializer):
+    parent_id = serializers.CharField(
+        max_length=40,
+        required=False,
+        allow_null=True,
+        help_text="The first message's parent (default: the active leaf).",
+    )
+    messages = BatchTurnSerializer(
+        many=True,
+        min_length=1,
+        max_length=MAX_BATCH_MESSAGES,
+        help_text="Appended in order, each under the one before it; the last becomes the "
+        "active leaf.",
+    )

@@ -26,7 +26,7 @@ from convmem.profiles import profile_setting
 from threads import content as content_rules
 from threads import selectors
 from threads.content import Content
-from threads.models import API_ROLES, Message, MessageStatus, Role, Thread
+from threads.models import API_ROLES, Message, MessageStatus, Role, SystemPrompt, Thread
 
 
 def thread_encoding(thread: Thread) -> str:
@@ -103,15 +103,21 @@ def thread_create(
     title: str = "",
     metadata: dict[str, Any] | None = None,
     profile: Any = None,
+    system: str | None = None,
 ) -> Thread:
-    """Create a thread and its hidden root node; the root is the first active leaf."""
+    """Create a thread and its hidden root node; the root is the first active leaf. ``system``,
+    if given, is the thread's system prompt (version 1)."""
     thread = Thread.objects.create(
         tenant=tenant, user_ref=user_ref, title=title, metadata=metadata or {}, profile=profile
     )
     root = Message.objects.create(thread=thread, role=Role.ROOT, depth=0, parent=None)
     thread.root = root
     thread.active_leaf = root
-    thread.save(update_fields=["root", "active_leaf"])
+    fields = ["root", "active_leaf"]
+    if system is not None:
+        thread.system_prompt = _system_prompt_add(thread, system)
+        fields.append("system_prompt")
+    thread.save(update_fields=fields)
     audit_event_record(
         actor=actor,
         action="thread.created",
@@ -120,6 +126,15 @@ def thread_create(
         object_ids=[thread.public_id],
     )
     return thread
+
+
+def _system_prompt_add(thread: Thread, text: str) -> SystemPrompt:
+    """A new version of the thread's system prompt (the caller holds the thread row, or has
+    just created it, so version numbers cannot collide)."""
+    last = SystemPrompt.objects.filter(thread=thread).order_by("-version").first()
+    return SystemPrompt.objects.create(
+        thread=thread, version=last.version + 1 if last else 1, text=text
+    )
 
 
 def thread_lock_for_erasure(thread: Thread) -> None:
@@ -341,6 +356,51 @@ def message_append(
     return message
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One message of a batch append (the fields ``message_append`` takes besides the tree)."""
+
+    role: str
+    content: Any
+    assembly_public_id: str | None = None
+    tool_calls: Any = None
+    tool_call_id: Any = None
+    metadata: dict[str, Any] | None = None
+    model: str = ""
+    usage: Any = None
+
+
+def messages_append_batch(
+    *, thread: Thread, actor: Actor, turns: list[Turn], parent_public_id: str | None = None
+) -> list[Message]:
+    """Append ``turns`` as a chain (each the parent of the next) under ``parent_public_id``
+    (default: the active leaf), all or nothing: an assistant turn with the results of its tool
+    calls in one call. A turn that would be refused alone refuses the batch (``InvalidRequest``
+    naming its index), and nothing is written."""
+    messages: list[Message] = []
+    with transaction.atomic():
+        for index, turn in enumerate(turns):
+            try:
+                message = message_append(
+                    thread=thread,
+                    actor=actor,
+                    role=turn.role,
+                    content=turn.content,
+                    parent_public_id=messages[-1].public_id if messages else parent_public_id,
+                    assembly_public_id=turn.assembly_public_id,
+                    tool_calls=turn.tool_calls,
+                    tool_call_id=turn.tool_call_id,
+                    metadata=turn.metadata,
+                    model=turn.model,
+                    usage=turn.usage,
+                )
+            except InvalidRequest as error:
+                code = error.get_codes()
+                raise InvalidRequest(f"messages[{index}]: {error.detail}", code=code) from None
+            messages.append(message)
+    return messages
+
+
 def message_edit(
     *,
     thread: Thread,
@@ -445,8 +505,10 @@ def thread_update(
     switch_leaf: bool = False,
     title: str | None = None,
     metadata: dict[str, Any] | None = None,
+    system: str | None = None,
 ) -> Thread:
-    """Change title/metadata and/or switch the active leaf to any node of the thread.
+    """Change title/metadata/system prompt and/or switch the active leaf to any node of the
+    thread. A new ``system`` (``""`` clears it) is a new version; the older ones are kept.
 
     A non-leaf node means "continue from here"; ``None`` means "start over from the root".
     """
@@ -476,6 +538,9 @@ def thread_update(
         if metadata is not None:
             locked.metadata = metadata
             fields.append("metadata")
+        if system is not None and system != (selectors.thread_system_text(locked) or ""):
+            locked.system_prompt = _system_prompt_add(locked, system)
+            fields.append("system_prompt")
         locked.save(update_fields=fields)
         if len(fields) > 1 and not switch_leaf:
             audit_event_record(

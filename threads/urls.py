@@ -11,6 +11,11 @@ urlpatterns = [
         name="thread-messages",
     ),
     path(
+        "threads/<str:thread_id>/messages:batch",
+        views.MessageBatchCreateView.as_view(),
+        name="thread-messages-batch",
+    ),
+    path(
         "threads/<str:thread_id>/messages/<str:message_id>/edit",
         views.MessageEditView.as_view(),
         name="message-edit",

@@ -22,6 +22,7 @@ from threads import selectors, services
 from threads.idempotency import idempotent_response
 from threads.models import Message
 from threads.serializers import (
+    MessageBatchCreateSerializer,
     MessageCreateSerializer,
     MessageEditSerializer,
     MessageSerializer,
@@ -41,6 +42,10 @@ def _page(name: str, item: type[serializers.Serializer]) -> serializers.Serializ
         name=name,
         fields={"results": item(many=True), "next": serializers.URLField(allow_null=True)},
     )
+
+
+def _results(name: str, item: type[serializers.Serializer]) -> serializers.Serializer:
+    return inline_serializer(name=name, fields={"results": item(many=True)})
 
 
 class ThreadListCreateView(APIView):
@@ -81,6 +86,7 @@ class ThreadListCreateView(APIView):
                 title=data.validated_data["title"],
                 metadata=data.validated_data["metadata"],
                 profile=profile,
+                system=data.validated_data.get("system"),
             )
             return 201, ThreadSerializer(thread).data, thread
 
@@ -114,6 +120,7 @@ class ThreadDetailView(APIView):
             active_leaf_public_id=fields.get("active_leaf_id"),
             title=fields.get("title"),
             metadata=fields.get("metadata"),
+            system=fields.get("system"),
         )
         return Response(ThreadSerializer(updated).data)
 
@@ -188,10 +195,53 @@ class MessageListCreateView(APIView):
                 tool_calls=fields.get("tool_calls"),
                 tool_call_id=fields.get("tool_call_id"),
                 metadata=fields.get("metadata"),
-                model=fields.get("model", ""),
+                model=fields.get("model") or "",
                 usage=fields.get("usage"),
             )
             return 201, MessageSerializer(message, context={"thread": thread}).data, thread
+
+        return idempotent_response(request, required=True, thread=thread, perform=perform)
+
+
+class MessageBatchCreateView(APIView):
+    @extend_schema(
+        operation_id="messages_append_batch",
+        description="Append several messages in one call, all or nothing, under one "
+        "Idempotency-Key: e.g. an assistant turn that calls tools together with the tool "
+        "results. Each message is checked as a single append would check it (an error names "
+        "its index, `messages[2]: …`) and nothing is written unless all are.",
+        request=MessageBatchCreateSerializer,
+        responses={201: _results("MessageBatch", MessageSerializer)},
+        parameters=[idempotency_parameter(required=True)],
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        thread = selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+        data = MessageBatchCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        turns = [
+            services.Turn(
+                role=item["role"],
+                content=item["content"],
+                assembly_public_id=item.get("assembly_id"),
+                tool_calls=item.get("tool_calls"),
+                tool_call_id=item.get("tool_call_id"),
+                metadata=item.get("metadata"),
+                model=item.get("model") or "",
+                usage=item.get("usage"),
+            )
+            for item in fields["messages"]
+        ]
+
+        def perform() -> tuple[int, dict, object]:
+            messages = services.messages_append_batch(
+                thread=thread,
+                actor=actor_of(request),
+                turns=turns,
+                parent_public_id=fields.get("parent_id"),
+            )
+            body = MessageSerializer(messages, many=True, context={"thread": thread}).data
+            return 201, {"results": body}, thread
 
         return idempotent_response(request, required=True, thread=thread, perform=perform)
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from compaction.models import Summary
 from convmem.models import Tenant
-from convmem.pricing import COST_PLACES
+from convmem.pricing import COST_PLACES, tenant_currency
 from threads.models import Message
 
 GROUPINGS = ("day", "month")
@@ -82,6 +82,7 @@ class Rollup:
     end: date
     group_by: str
     user_ref: str | None
+    currency: str
     periods: dict[date, Usage] = field(default_factory=dict)
     totals: Usage = field(default_factory=Usage)
 
@@ -199,7 +200,13 @@ def usage_rollup(
             memos.filter(thread__user_ref=user_ref),
         )
     period = Trunc("created_at", group_by, output_field=DateTimeField())
-    rollup = Rollup(start=start, end=end, group_by=group_by, user_ref=user_ref)
+    rollup = Rollup(
+        start=start,
+        end=end,
+        group_by=group_by,
+        user_ref=user_ref,
+        currency=tenant_currency(tenant.pk),
+    )
     for sums in (
         _turn_sums(turns.annotate(period=period), "period"),
         _memo_sums(memos.annotate(period=period), "period"),

@@ -47,8 +47,7 @@ class UsageSerializer(serializers.Serializer):
     cost = serializers.DecimalField(
         max_digits=30,
         decimal_places=6,
-        help_text="At the threads' model profile prices (per million tokens), in the tenant's "
-        "currency.",
+        help_text="At the threads' model profile prices (per million tokens), in `currency`.",
     )
 
 
@@ -67,6 +66,9 @@ class UsageRollupSerializer(serializers.Serializer):
             "to": serializers.DateField(source="end"),
             "group_by": serializers.CharField(),
             "user_ref": serializers.CharField(allow_null=True),
+            "currency": serializers.CharField(
+                help_text="ISO 4217 code of the costs (the tenant's model profiles')."
+            ),
             "totals": UsageSerializer(),
             "results": UsagePeriodSerializer(many=True, source="period_items"),
         }

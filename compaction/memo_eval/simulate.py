@@ -155,7 +155,7 @@ def run_conversation(
     memos: list[_Memo] = []
     previous: str | None = None
     for segment in segments(tokens, loop.segment_tokens):
-        header = memo_content(first_id=ids[0], last_id=ids[segment[-1]], text="")
+        header = memo_content(text="")
         budget = loop.memo_tokens - count_tokens(header)
         sources = [
             MemoSource(id=ids[index], role=role, content=content)

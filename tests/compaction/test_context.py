@@ -152,6 +152,31 @@ def test_over_budget_keeps_task_and_recent_and_requests_a_memo(acme):
     assert Summary.objects.filter(thread=thread).count() == 1
 
 
+def test_a_ready_memo_not_shown_is_told_apart_from_no_memo(acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    assert post_context(acme.client, thread, window_tokens=8000).data["memo_status"] == "none"
+    post_context(acme.client, thread, **SMALL)
+    compaction_services.summary_write(summary_id=Summary.objects.get(thread=thread).pk)
+
+    fits = post_context(acme.client, thread, window_tokens=8000)
+
+    assert fits.data["memo_status"] == "not_shown"
+    assert fits.data["sections"]["memo"] is None
+    assert not fits.data["messages"][0]["content"].startswith("Summary of earlier")
+    assert post_context(acme.client, thread, **SMALL).data["memo_status"] == "ready"
+
+
+def test_an_older_record_replays_with_the_memo_header_it_was_made_with():
+    item = {"kind": "summary", "id": "sum_1", "first_id": "msg_a", "last_id": "msg_b", "tokens": 9}
+
+    old = render([item], {"sum_1": "Text."})
+    new = render([{**item, "header": 2}], {"sum_1": "Text."})
+
+    assert old[0]["content"] == "Summary of earlier conversation (messages msg_a…msg_b):\nText."
+    assert new[0]["content"] == "Summary of earlier conversation:\nText."
+
+
 def test_next_context_uses_the_written_memo(acme):
     thread = make_thread(acme.tenant)
     grow(thread, 30)
@@ -167,7 +192,7 @@ def test_next_context_uses_the_written_memo(acme):
     memo = r.data["sections"]["memo"]
     assert memo["summary_id"] == written.public_id
     assert memo["status"] == "ready"
-    header = f"Summary of earlier conversation (messages {memo['first_id']}…{memo['last_id']}):\n"
+    header = "Summary of earlier conversation:\n"  # no internal ids (issue 20)
     assert r.data["messages"][0] == {"role": "system", "content": header + written.text}
     assert "ORD-" in written.text
     assert r.data["tokens"]["memo"] == written.token_count + MESSAGE_OVERHEAD

@@ -57,6 +57,7 @@ def test_it_stores_the_turn_and_the_answer(acme, chat):
     assert body["usage"] == expected_usage
     assert body["finish_reason"] == "stop"
     assert body["cost"] == "0.000000"
+    assert body["currency"] == "USD"
     assert path_ids(thread)[-2:] == [user["id"], answer["id"]]
     # What the model got: the assembled input ending with the user turn, capped by the reserve.
     assert sent["model"] == CHAT_MODEL
@@ -131,11 +132,13 @@ def test_the_profile_names_the_model_and_prices_the_answer(acme, chat):
         model="premium-model",
         prompt_price="2.5",
         completion_price="10",
+        currency="EUR",
     )
     thread = make_thread(acme.tenant)
     thread.profile = profile
     thread.save(update_fields=["profile"])
     body = respond(acme, thread, "k1").data
+    assert body["currency"] == "EUR"
     assert chat.requests[0].body["model"] == "premium-model"
     assert body["assistant_message"]["model"] == "premium-model"
     usage = body["usage"]

@@ -46,7 +46,7 @@ def test_an_assistant_turn_with_tool_calls_and_its_results_round_trip(append, ac
 
     assert [r.status_code for r in (asked, first, second, answer)] == [201] * 4
     assert asked.data["tool_calls"] == calls
-    assert asked.data["content"] == ""
+    assert asked.data["content"] is None  # one null convention (issue 20)
     assert asked.data["model"] == "gpt-x"
     assert first.data["tool_call_id"] == "call_b"
     assert first.data["parent_id"] == asked.data["id"]
@@ -285,7 +285,7 @@ def test_editing_a_tool_calling_turn_keeps_its_calls_unless_new_ones_are_given(
 
     assert kept.data["tool_calls"] == [call("call_a")]
     assert replaced.data["tool_calls"] == [call("call_b")]
-    assert replaced.data["content"] == ""
+    assert replaced.data["content"] is None
 
 
 def image(url: str) -> list[dict]:
