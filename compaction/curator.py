@@ -252,7 +252,8 @@ class Plan:
     (the task statement, when it is on the path), ``recent`` (a suffix of whole units ending
     with the current turn) and ``dropped`` partition the path, each in path order. The anchor
     may instead be the ``head`` turn, which is not on the path. ``elided`` lists the recent
-    tool results shown as a marker.
+    tool results shown as a marker. ``current`` is the current unit (the end of ``recent``):
+    what the input answers, placed after anything that changes every turn.
     """
 
     version: str
@@ -264,6 +265,7 @@ class Plan:
     elided: tuple[int, ...]
     request: MemoRequest | None
     tokens: Tokens
+    current: tuple[int, ...] = ()
 
 
 class Curator(Protocol):
@@ -474,9 +476,7 @@ class _Layout:
             and cost + self.cost_from(end + 1) <= self.available
         )
 
-    def _stable_memo(
-        self, placed: list[tuple[Memo, int, int]]
-    ) -> tuple[Memo, int, int] | None:
+    def _stable_memo(self, placed: list[tuple[Memo, int, int]]) -> tuple[Memo, int, int] | None:
         """The ready memo ending earliest that, with every turn after it verbatim, fits the
         budget: no bigger than a memo slot, ending before the last ``min_recent_turns`` turns.
 
@@ -572,6 +572,7 @@ class _Layout:
             elided=tuple(path[i].id for i in recent if sections.elide and i in self.elidable),
             request=None,
             tokens=_tokens(self.budget, memo_cost, anchor_cost, recent_cost),
+            current=tuple(turn.id for turn in path[self.units[-1].start :]),
         )
 
 
@@ -608,6 +609,7 @@ def _with_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> Plan:
         elided=plan.elided,
         request=request,
         tokens=plan.tokens,
+        current=plan.current,
     )
 
 
@@ -624,7 +626,7 @@ def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoReq
     if not units:
         return None
     costs = [layout.unit_cost(u, elide=True) for u in units]
-    verbatim_room = layout.available - layout.memo_cap
+    verbatim_room = layout.available - slot
     goal = _goal_index(units, costs, layout, verbatim_room=verbatim_room)
     if goal < 0:
         return None

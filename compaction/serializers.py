@@ -162,6 +162,19 @@ class MemoErrorSerializer(serializers.Serializer):
     retry_at = serializers.DateTimeField(help_text="When the curator asks for a memo again.")
 
 
+class PrefixSerializer(serializers.Serializer):
+    messages = serializers.IntegerField(
+        help_text="How many leading `messages` are the stable prefix: system prompt, memo or "
+        "task statement, and the history before the current turn (retrieved items and the "
+        "current turn come after it)."
+    )
+    tokens = serializers.IntegerField(help_text="What those messages cost.")
+    hash = serializers.CharField(
+        help_text="sha256 of the prefix's messages (canonical JSON). Until the next block "
+        "boundary, the next input starts with this prefix plus this turn and its answer."
+    )
+
+
 class ContextResponseSerializer(serializers.Serializer):
     assembly_id = serializers.CharField(
         help_text="Pass it when appending the model's answer (links the two)."
@@ -173,6 +186,9 @@ class ContextResponseSerializer(serializers.Serializer):
         "tool_calls on assistant turns, tool_call_id on tool results, content parts).",
     )
     messages = ChatMessageSerializer(many=True)
+    prefix = PrefixSerializer(
+        help_text="The part of `messages` a provider's prompt cache can serve on the next turn."
+    )
     sections = SectionsSerializer()
     tokens = TokensSerializer()
     memo_status = serializers.ChoiceField(
@@ -232,6 +248,7 @@ def context_body(assembly: Assembly) -> dict[str, Any]:
         "assembler_version": assembly.record.assembler_version,
         "format": FORMAT,
         "messages": assembly.messages,
+        "prefix": assembly.prefix,
         "sections": assembly.sections,
         "tokens": assembly.tokens,
         "memo_status": assembly.memo_status,

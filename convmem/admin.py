@@ -58,6 +58,7 @@ class ModelProfileAdmin(ConvmemModelAdmin):
         "min_recent_turns",
         "memo_max_tokens",
         "high_water",
+        "low_water",
         "tool_result_elide_tokens",
     ]
     list_filter = ["tenant", "is_default"]

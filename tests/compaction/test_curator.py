@@ -709,9 +709,7 @@ def test_a_memo_given_up_for_a_big_turn_is_not_taken_back() -> None:
     assert big.memo == newer
 
     after = [*history, *step, Turn(9, "assistant", 50), Turn(10, "user", 50)]
-    kept = curate(
-        after, [older, newer], budget, policy, previous=Prefix(newer.id, big.recent[0])
-    )
+    kept = curate(after, [older, newer], budget, policy, previous=Prefix(newer.id, big.recent[0]))
     fresh = curate(after, [older, newer], budget, policy)
 
     assert fresh.memo is None  # with no previous input: everything, the result elided
