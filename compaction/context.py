@@ -40,7 +40,7 @@ from django.utils import timezone
 
 from auditlog.events import Actor, audit_event_build
 from compaction import selectors, snapshots
-from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Turn, curate
+from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.recall import Recalled, recall_candidates
@@ -95,6 +95,7 @@ class Assembly:
 
     record: AssemblyRecord
     messages: list[dict[str, Any]]
+    prefix: dict[str, Any]
     sections: dict[str, Any]
     tokens: dict[str, int]
     memo_status: str
@@ -249,12 +250,32 @@ def _budget_error(error: BudgetTooSmall, *, code: str, lead: str) -> InvalidRequ
     return refusal
 
 
+def _previous_prefix(
+    thread: Thread, read: _Read, ready: list[selectors.StretchSummary]
+) -> Prefix | None:
+    """Where the thread's previous model input's stable prefix ended (its memo and first
+    verbatim turn), in this read's ids; None if it had none or they are not on this path."""
+    recorded = selectors.latest_prefix(thread=thread)
+    if not recorded or not recorded.get("first_id"):
+        return None
+    first = next(
+        (pk for pk, row in read.rows.items() if row.public_id == recorded["first_id"]), None
+    )
+    if first is None:
+        return None
+    memo_id = next((m.id for m in ready if m.public_id == recorded.get("memo_id")), None)
+    if recorded.get("memo_id") and memo_id is None:
+        return None
+    return Prefix(memo_id=memo_id, first_id=first)
+
+
 def _plan(
     read: _Read,
     ready: list[selectors.StretchSummary],
     budget: Budget,
     profile: EffectiveProfile,
     recalled: list[Recalled],
+    previous: Prefix | None,
 ) -> Plan:
     try:
         return curate(
@@ -264,6 +285,7 @@ def _plan(
             profile.policy,
             head=read.head,
             recalled=[candidate.turn for candidate in recalled],
+            previous=previous,
         )
     except BudgetTooSmall as error:
         if budget.retrieved:
@@ -380,6 +402,12 @@ def _items(
         payloads[memo.public_id] = memo.text
     for message_id in plan.anchor:
         message(message_id, anchor=True)
+    current = set(plan.current)
+    for message_id in plan.recent:
+        if message_id not in current:
+            message(message_id)
+    # What changes every turn goes after the stable history, before the current turn: the
+    # recalled excerpts, then the retrieved items.
     candidates = {candidate.turn.id: candidate for candidate in recalled}
     for message_id in plan.recalled:
         candidate = candidates[message_id]
@@ -397,9 +425,34 @@ def _items(
             {"kind": "retrieved", "ref": piece.ref, "hash": piece.digest, "tokens": piece.tokens}
         )
         payloads[piece.digest] = piece.text
-    for message_id in plan.recent:
+    for message_id in plan.current:
         message(message_id)
     return items, payloads
+
+
+def _stable_prefix(
+    plan: Plan,
+    read: _Read,
+    memo: selectors.StretchSummary | None,
+    items: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    changing: int,
+) -> dict[str, Any]:
+    """The input's stable prefix: the leading messages before what changes every turn
+    (``changing``: the recalled excerpts and retrieved items) and the current turn — system
+    prompt, memo or task statement, history.
+    Between block boundaries the next input starts with it (``compaction.curator``), so a
+    provider's prompt cache can serve it. Its memo and first verbatim turn are recorded for the
+    next input's curator."""
+    count = len(items) - changing - len(plan.current)
+    stable = plan.recent[: len(plan.recent) - len(plan.current)]
+    return {
+        "messages": count,
+        "tokens": sum(message_tokens(item["tokens"]) for item in items[:count]),
+        "hash": sha256_hex(canonical_json(messages[:count])),
+        "memo_id": memo.public_id if memo else None,
+        "first_id": read.rows[(stable or plan.recent)[0]].public_id,
+    }
 
 
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
@@ -535,11 +588,15 @@ def _assemble(
     head = None if reached_start else _head(thread, rows[0], summaries, fetched.root_children)
     read = _read(rows, head, profile, fetched.payloads)
     recalled = _recall(thread, rows, reached_start, budget, profile, fetched.payloads)
-    plan = _plan(read, ready, budget, profile, recalled)
+    previous = _previous_prefix(thread, read, ready)
+    plan = _plan(read, ready, budget, profile, recalled, previous)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
     record_items, payloads = _items(plan, read, prompt, memo, items, recalled)
     messages = render(record_items, payloads)
+    prefix = _stable_prefix(
+        plan, read, memo, record_items, messages, len(items) + len(plan.recalled)
+    )
     tokens = {**asdict(plan.tokens), "free": window - reserve - plan.tokens.total}
     pending_memo = pending[-1] if pending else None
     failed = _backing_off(thread) if plan.request and pending_memo is None else None
@@ -558,7 +615,7 @@ def _assemble(
         leaf_id=leaf.pk,
         assembler_version=plan.version,
         items=record_items,
-        plan=_plan_record(plan, read, memo_status, pending_memo),
+        plan={**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix},
         tokens=tokens,
         budget={
             "window": window,
@@ -613,6 +670,7 @@ def _assemble(
         "dropped": [read.rows[i].public_id for i in plan.dropped],
     }
     return Assembly(
+        prefix={key: prefix[key] for key in ("messages", "tokens", "hash")},
         record=record,
         messages=messages,
         sections=sections,

@@ -19,38 +19,39 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
 1. The whole history fits verbatim: everything is shown; nothing is summarised or dropped.
 2. It fits once old bulky tool results are elided (``Turn.elided_tokens``: results outside
    the last ``min_recent_turns`` turns shown as a short marker): everything is shown so.
-3. Otherwise the window is split. A memo slot of ``memo_slot(available)`` tokens is set
-   aside; the recent turns take the longest suffix of units that fits the rest (never fewer
-   than the last ``min_recent_turns`` turns, when those fit at all) -- or reach further
-   back, to just after a ready memo that fits ``available`` together with every turn after
-   it, when one does (the earliest such start). In the slot goes the
-   ready memo that ends latest (at the end of a unit) before the current unit and fits the
-   room the recent turns left, or, when the path
-   has no ready memo at all, the task statement (the conversation's first turn, if it is a
-   user turn). A memo may reach into the recent turns: it then stands for what precedes
-   them and overlaps the rest, so no history between the two is lost. Turns that neither the
-   memo nor the recent turns show are dropped; those newer than the memo shown are
-   ``Plan.lost``.
+3. Otherwise the window is split, in blocks (the stable prefix). The memo shown is the ready
+   memo ending *earliest* that stands before every turn after it: it costs at most a memo
+   slot (``memo_max_tokens`` + overhead), ends before the last ``min_recent_turns`` turns,
+   and with every turn after it verbatim fits the room (less the recall slot, see "Recall").
+   The previous input's memo (``previous``) is kept while it still stands. As the
+   conversation grows the same memo keeps standing, so turn after turn the input starts with
+   the same system prompt, memo and first verbatim turn, and the next input is the previous
+   one plus its answer and the new turn: a provider's prompt cache can serve it. Only when
+   the turns after the memo overflow does the input move to the next memo of the chain (a
+   block boundary), which was asked for ahead of need, ending at the low-water mark.
+4. When no memo stands so (the memo the path needs is late, or there is none yet), the
+   recent turns take the longest suffix of units that fits the room a memo slot leaves (never
+   fewer than the last ``min_recent_turns`` turns, when those fit at all); beside them goes
+   the ready memo that ends latest and fits what is left or, when the path has no ready memo
+   at all, the task statement (the conversation's first turn, if it is a user turn). Turns
+   that neither the memo nor the recent turns show are dropped; those newer than the memo
+   shown are ``Plan.lost`` (the input's ``memo_lag``) and the chain is extended (a request).
 
-**A late memo does not lose the middle while the window can hold it.** When the memo that
-would stand for the turns before the recent ones is not written yet, the newest ready memo
-ends earlier and the turns between would be dropped. If some ready memo fits the window with
-every turn after it, the recent turns reach back to it instead (the slot's spare room and a
-smaller, older memo are spent on verbatim turns): nothing newer than the memo shown is
-dropped whenever the memo fits its slot, the turns after it fit beside it, and the last
-``min_recent_turns`` turns fit beside the slot (property-tested). Otherwise the loss is
-counted (``Plan.lost``) and the chain is extended (a request).
+**A late memo does not lose the middle while the window can hold it**: whenever a ready memo
+fits its slot and every turn after it fits beside it (the last ``min_recent_turns`` turns
+outside it), it stands, and nothing newer than it is dropped (property-tested).
 
-Because the slot depends only on the budget and the policy, and the set of memos that fit with
-every turn after them only grows with the window, a bigger window never shows fewer original
-turns than a smaller one: the recent suffix only grows with the window (whichever memo fits
-beside it), and the task statement only leaves the slot when it joins the recent turns.
+The choice is monotone in the window: a bigger window lets every memo that stands in a smaller
+one stand (and so an earlier one, with more verbatim turns), and the fallback's recent turns
+reach at least as far back as any memo that could stand (they fit the room a memo of the
+slot's size leaves), so a bigger window never shows fewer original turns than a smaller one.
 
 **Memos are requested ahead of need** (see ``curate`` for the rule) as rolling state: each
 request extends the newest ready memo on the path with the next segment of turns, at most
 ``policy.segment_tokens`` of them, so a memo writer never reads more than one memo and one
 bounded segment. ``goal_id`` says how far the chain should reach; the writer requests the
-following segments itself.
+following segments itself. Since the memo shown changes only at block boundaries, a request is
+made about once per block, not once per few turns.
 
 **Recall.** When the history does not fit, the caller may pass ``recalled``: older turns that
 match the current turn (found by a full-text index), best first. The curator then keeps a
@@ -58,8 +59,11 @@ recall slot of ``recall_slot(available)`` tokens free of recent turns (the memo 
 touched: the memo stays the stable account of the history, recall adds to it) and places the
 candidates in rank order, each as one message, skipping any already shown (recent turns,
 anchor) and any that does not fit the room the plan left, never more than
-``policy.recall_max_tokens`` in all. Memo requests reckon with the smaller verbatim room. With
-no candidate to place the plan is exactly the one without recall. The budget becomes::
+``policy.recall_max_tokens`` in all. Memo requests reckon with the smaller verbatim room. The
+recall slot is kept whenever recall is on and the history does not fit, whether or not this
+turn has candidates, so that the stable prefix does not move with them. The caller renders
+the recalled turns (and retrieved items) after the stable history, before the current turn.
+The budget becomes::
 
     system + memo + anchor + recalled + retrieved + recent + reserve <= window
 """
@@ -71,8 +75,8 @@ from math import floor
 
 VERSION = "curator/4"
 # Versions whose records can still be replayed (rendered from their stored items): curator/1
-# and curator/2 grew one memo from the first message; curator/3 had no recall. None of them
-# runs any more.
+# and curator/2 grew one memo from the first message; curator/3 slid the verbatim window by
+# one turn every turn and had no recall. None of them runs any more.
 KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", VERSION)
 TASK_ROLE = "user"
 TOOL_ROLE = "tool"
@@ -182,15 +186,17 @@ class Policy:
     slot smaller than ``min_memo_tokens`` is not worth a memo. ``recall_max_tokens`` caps the
     recalled section (overheads included; 0: recall off); its slot is at most ``1 -
     high_water`` of the available budget too. A memo is requested once the
-    turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room;
-    one request covers at most ``segment_tokens`` of new turns (what a memo writer can read
+    turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room,
+    reaching to where ``low_water`` (0 <= lw < hw) of the room is left after it: the block's
+    marks. One request covers at most ``segment_tokens`` of new turns (what a memo writer can read
     next to the previous memo). ``message_overhead`` equals
     ``convmem.tokens.MESSAGE_OVERHEAD`` for cl100k chat models.
     """
 
     min_recent_turns: int = 4
     memo_max_tokens: int = 512
-    high_water: float = 0.75
+    high_water: float = 0.85
+    low_water: float = 0.1
     message_overhead: int = 4
     segment_tokens: int = 8192
     min_memo_tokens: int = 96
@@ -201,6 +207,11 @@ class Policy:
             raise ValueError(f"min_recent_turns must be >= 1, got {self.min_recent_turns}")
         if not 0 < self.high_water <= 1:
             raise ValueError(f"high_water must be in (0, 1], got {self.high_water}")
+        if not 0 <= self.low_water < self.high_water:
+            raise ValueError(
+                f"low_water must be in [0, high_water), got {self.low_water} "
+                f"(high_water {self.high_water})"
+            )
         if self.segment_tokens < 1:
             raise ValueError(f"segment_tokens must be >= 1, got {self.segment_tokens}")
         _require_non_negative(
@@ -209,6 +220,15 @@ class Policy:
             min_memo_tokens=self.min_memo_tokens,
             recall_max_tokens=self.recall_max_tokens,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """Where an input's stable prefix ends: the memo it showed (None: none) and its first
+    verbatim turn."""
+
+    memo_id: int | None
+    first_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +279,9 @@ class Plan:
     in the input stands for because the memo that would is late (or could not fit).
     ``recalled`` (in id order, which is path order) are older turns shown as excerpts: never a
     recent or anchor turn; one on the given path stays in ``covered`` or ``dropped`` too (it
-    lost its place in the conversation, not its content).
+    lost its place in the conversation, not its content). ``current`` is the current unit
+    (the end of ``recent``): what the input answers, placed after anything that changes every
+    turn.
     """
 
     version: str
@@ -273,6 +295,7 @@ class Plan:
     request: MemoRequest | None
     tokens: Tokens
     recalled: tuple[int, ...] = ()
+    current: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,19 +342,20 @@ def curate(
     *,
     head: Turn | None = None,
     recalled: Sequence[Turn] = (),
+    previous: Prefix | None = None,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget``, with room for ``recalled``
     candidates (best first; see "Recall" in the module docstring) when the history does not
-    fit. Otherwise as ``curate_history``."""
-    plan = curate_history(path, memos, budget, policy, head=head)
+    fit. Otherwise as ``curate_history``; ``previous`` is the stable prefix of the thread's
+    previous input, if any (its memo is kept while it stands)."""
+    plan = curate_history(path, memos, budget, policy, head=head, previous=previous)
     if policy.recall_max_tokens == 0 or not _history_hidden(plan, head):
         return plan
-    shown = {*plan.recent, *plan.anchor}
-    if all(turn.id in shown for turn in recalled):
-        return plan
     slot = recall_slot(budget.available, policy)
-    base = curate_history(path, memos, budget, policy, head=head, recall_room=slot)
-    return _with_recalled(base, budget, policy, recalled) or plan
+    base = curate_history(
+        path, memos, budget, policy, head=head, recall_room=slot, previous=previous
+    )
+    return _with_recalled(base, budget, policy, recalled) or base
 
 
 def _history_hidden(plan: Plan, head: Turn | None) -> bool:
@@ -371,6 +395,7 @@ def curate_history(
     *,
     head: Turn | None = None,
     recall_room: int = 0,
+    previous: Prefix | None = None,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget`` (see the module docstring).
     ``recall_room``: tokens the recent turns leave free for recalled turns when the history
@@ -384,20 +409,25 @@ def curate_history(
     A memo is requested when history is being lost (something the newest memo does not
     stand for is dropped), or ahead of need: when the turns after the newest memo (all
     turns, without one) cost more than ``high_water`` x the verbatim room (available less
-    the memo slot) and the request would absorb at least ``(1 - high_water)`` x that room,
-    so a long conversation asks about once per that many tokens, never once per turn, and
-    ``1 - high_water`` of the room is left for the memo to be written before anything has
-    to be dropped. The requested chain ends where the turns after it cost about
-    ``high_water / 2`` x the room (never inside the last ``min_recent_turns`` turns); no
-    memo is requested when the slot is smaller than ``min_memo_tokens``.
+    the memo and recall slots) and the request would absorb at least ``(1 - high_water)`` x
+    that room. The requested chain ends where the turns after it cost about ``low_water`` x
+    the room (never inside the last ``min_recent_turns`` turns). Once the memo shown
+    overflows, the input moves to that memo: the turns after it then cost about
+    ``(1 - high_water + low_water)`` x the room, and a block is about
+    ``(high_water - low_water)`` x the room. No memo is requested when the slot is smaller
+    than ``min_memo_tokens``.
     """
     layout = _Layout.of(path, budget, policy, head, recall_room)
+    placed = layout.placed_memos(memos)
+    kept = layout.still_standing(placed, previous)
     if layout.history_fits(elide=False):
         plan = layout.everything(elide=False)
+    elif kept is not None:
+        plan = layout.stable(kept)
     elif layout.history_fits(elide=True):
         plan = layout.everything(elide=True)
     else:
-        plan = layout.split(memos)
+        plan = layout.split(placed)
     return _with_request(plan, layout, memos)
 
 
@@ -431,6 +461,8 @@ class _Layout:
         self.elidable = elidable
         self.available = budget.available
         self.recall_room = 0  # kept from the recent turns for recalled ones (see ``curate``)
+        # The most a memo may cost to stand in front of the verbatim turns (see ``split``).
+        self.memo_cap = policy.memo_max_tokens + policy.message_overhead
         self.position = {turn.id: index for index, turn in enumerate(path)}
         overhead = policy.message_overhead
         full = [turn.tokens + overhead for turn in path]
@@ -489,25 +521,66 @@ class _Layout:
     def everything(self, *, elide: bool) -> Plan:
         return self._plan(_Sections(None, 0, -1, None, 0, elide))
 
-    def split(self, memos: Sequence[Memo]) -> Plan:
-        slot = memo_slot(self.available, self.policy)
-        placed = self.placed_memos(memos)
-        recent_start = min(
-            self._recent_start(self.available - slot - self.recall_room),
-            self._lossless_start(placed),
+    def split(self, placed: list[tuple[Memo, int, int]]) -> Plan:
+        standing = [p for p in placed if self._stands(*p)]
+        first = min(standing, key=lambda p: (p[2], p[1], p[0].id), default=None)
+        if first is not None:
+            return self.stable(first)
+        return self._fallback(placed)
+
+    def stable(self, placed: tuple[Memo, int, int]) -> Plan:
+        """``placed``'s memo with every turn after it verbatim."""
+        memo, start, end = placed
+        return self._plan(_Sections(memo, start, end, None, end + 1, True))
+
+    def still_standing(
+        self, placed: list[tuple[Memo, int, int]], previous: Prefix | None
+    ) -> tuple[Memo, int, int] | None:
+        """The previous input's memo, if it can still stand before every turn after it.
+
+        Without this an agent's inputs would flip between memos (or between a memo and the
+        whole history elided): the turns after a memo cost *less* once a bulky tool result
+        leaves the last turns and is elided, or when the current turn is small, so a memo
+        given up on one turn would fit again on the next. Keeping the previous one while it
+        stands makes the choice move forward only, once per block."""
+        if previous is None or previous.memo_id is None:
+            return None
+        kept = next((p for p in placed if p[0].id == previous.memo_id), None)
+        if kept is None or self.position.get(previous.first_id) != kept[2] + 1:
+            return None
+        return kept if self._stands(*kept) else None
+
+    def _stands(self, memo: Memo, start: int, end: int) -> bool:
+        """``memo`` can be shown with every turn after it verbatim: it costs no more than a memo
+        slot, ends before the last ``min_recent_turns`` turns, and the whole fits the room
+        the recall slot leaves."""
+        floor_start = _floor_start(self.units, len(self.path), self.policy.min_recent_turns)
+        cost = self._memo_cost(memo)
+        return (
+            end + 1 <= floor_start
+            and cost <= self.memo_cap
+            and cost + self.cost_from(end + 1) <= self.available - self.recall_room
         )
+
+    def _fallback(self, placed: list[tuple[Memo, int, int]]) -> Plan:
+        """No memo stands: the recent turns take the room a memo of the slot's size (and the
+        recall slot) leave; beside them the memo ending latest that fits what is left, else
+        the task statement."""
+        recent_start = self._recent_start(self.available - self.memo_cap - self.recall_room)
         left = self.available - self.cost_from(recent_start)
-        # Any room the recent turns left may hold the memo (one written for a roomier request
-        # may be bigger than this slot); the verbatim turns do not depend on which fits.
         memo = max(
-            (p for p in placed if p[0].tokens + self.policy.message_overhead <= left),
+            (p for p in placed if self._memo_cost(p[0]) <= left),
             key=lambda p: (p[2], p[0].id),
             default=None,
         )
-        anchor = None if placed else self._anchor(recent_start, min(slot, left))
         if memo is None:
+            slot = memo_slot(self.available, self.policy)
+            anchor = None if placed else self._anchor(recent_start, min(slot, left))
             return self._plan(_Sections(None, 0, -1, anchor, recent_start, True))
         return self._plan(_Sections(memo[0], memo[1], memo[2], None, recent_start, True))
+
+    def _memo_cost(self, memo: Memo) -> int:
+        return memo.tokens + self.policy.message_overhead
 
     def placed_memos(self, memos: Sequence[Memo]) -> list[tuple[Memo, int, int]]:
         """Memos ending on the path at the end of a unit before the current one: (memo, start
@@ -520,23 +593,6 @@ class _Layout:
             if end in ends and start <= end:
                 placed.append((memo, start, end))
         return placed
-
-    def _lossless_start(self, placed: list[tuple[Memo, int, int]]) -> int:
-        """The earliest start of recent turns that directly follow a memo which, with every
-        turn after it, fits ``available``; past the path's end if none does.
-
-        This is what keeps a late memo from losing the middle: when the newest memo ends
-        before the recent turns the slot leaves room for, the recent turns reach back to the
-        end of a memo that fits beside them (spending the slot's spare room, and older, smaller
-        memos, on verbatim turns). Taking the earliest such start keeps the recent turns a
-        function that only grows with the window."""
-        overhead = self.policy.message_overhead
-        starts = [
-            end + 1
-            for memo, _, end in placed
-            if memo.tokens + overhead + self.cost_from(end + 1) <= self.available
-        ]
-        return min(starts, default=len(self.path))
 
     def cost_from(self, start: int) -> int:
         return self.span_cost(start, len(self.path) - 1, elide=True)
@@ -595,6 +651,7 @@ class _Layout:
             lost=tuple(path[i].id for i in dropped if i > memo_end),
             request=None,
             tokens=_tokens(self.budget, memo_cost, anchor_cost, recent_cost),
+            current=tuple(turn.id for turn in path[self.units[-1].start :]),
         )
 
 
@@ -667,10 +724,10 @@ def _goal_index(
     units: Sequence[Unit], costs: Sequence[int], layout: _Layout, *, verbatim_room: int
 ) -> int:
     """Index into ``units`` of the last unit a memo should stand for: the turns after it cost
-    about ``high_water / 2`` x the verbatim room, and the last ``min_recent_turns`` turns
-    stay out."""
+    about ``low_water`` x the verbatim room (the block's low-water mark), and the last
+    ``min_recent_turns`` turns stay out."""
     policy = layout.policy
-    keep = policy.high_water / 2 * verbatim_room
+    keep = policy.low_water * verbatim_room
     tail = layout.unit_cost(layout.units[-1], elide=True)
     floor_start = _floor_start(layout.units, len(layout.path), policy.min_recent_turns)
     goal = len(units) - 1

@@ -74,6 +74,7 @@ def thread_profile(thread: Thread) -> EffectiveProfile:
             min_recent_turns=max(1, profile_setting(profile, "min_recent_turns")),
             memo_max_tokens=memo_max,
             high_water=profile_setting(profile, "high_water"),
+            low_water=profile_setting(profile, "low_water"),
             message_overhead=MESSAGE_OVERHEAD,
             segment_tokens=segment,
             recall_max_tokens=(

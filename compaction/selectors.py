@@ -372,6 +372,18 @@ def summary_list(*, thread: Thread) -> QuerySet[Summary]:
     )
 
 
+def latest_prefix(*, thread: Thread) -> dict[str, Any] | None:
+    """The stable prefix recorded with the thread's newest model input (see
+    ``compaction.context``), or None."""
+    plan = (
+        AssemblyRecord.objects.filter(thread=thread)
+        .order_by("-pk")
+        .values_list("plan", flat=True)
+        .first()
+    )
+    return (plan or {}).get("prefix")
+
+
 def assembly_get(*, tenant: Tenant, public_id: str) -> AssemblyRecord:
     """The tenant's assembly record; another tenant's is a 404 like a missing one."""
     return get_object_or_404(

@@ -181,6 +181,19 @@ class MemoLagSerializer(serializers.Serializer):
     last_id = serializers.CharField(allow_null=True, help_text="The newest one lost, or null.")
 
 
+class PrefixSerializer(serializers.Serializer):
+    messages = serializers.IntegerField(
+        help_text="How many leading `messages` are the stable prefix: system prompt, memo or "
+        "task statement, and the history before the current turn (retrieved items and the "
+        "current turn come after it)."
+    )
+    tokens = serializers.IntegerField(help_text="What those messages cost.")
+    hash = serializers.CharField(
+        help_text="sha256 of the prefix's messages (canonical JSON). Until the next block "
+        "boundary, the next input starts with this prefix plus this turn and its answer."
+    )
+
+
 class ContextResponseSerializer(serializers.Serializer):
     assembly_id = serializers.CharField(
         help_text="Pass it when appending the model's answer (links the two)."
@@ -192,6 +205,9 @@ class ContextResponseSerializer(serializers.Serializer):
         "tool_calls on assistant turns, tool_call_id on tool results, content parts).",
     )
     messages = ChatMessageSerializer(many=True)
+    prefix = PrefixSerializer(
+        help_text="The part of `messages` a provider's prompt cache can serve on the next turn."
+    )
     sections = SectionsSerializer()
     tokens = TokensSerializer()
     memo_status = serializers.ChoiceField(
@@ -255,6 +271,7 @@ def context_body(assembly: Assembly) -> dict[str, Any]:
         "assembler_version": assembly.record.assembler_version,
         "format": FORMAT,
         "messages": assembly.messages,
+        "prefix": assembly.prefix,
         "sections": assembly.sections,
         "tokens": assembly.tokens,
         "memo_status": assembly.memo_status,

@@ -70,6 +70,7 @@ class ModelProfileAdmin(ConvmemModelAdmin):
         "min_recent_turns",
         "memo_max_tokens",
         "high_water",
+        "low_water",
         "tool_result_elide_tokens",
         "recall",
     ]

@@ -76,7 +76,17 @@ class ModelProfile(models.Model):
     min_recent_turns = models.PositiveSmallIntegerField(default=4)
     memo_max_tokens = models.PositiveIntegerField(default=512, validators=[MinValueValidator(16)])
     high_water = models.FloatField(
-        default=0.75, validators=[MinValueValidator(0.1), MaxValueValidator(1.0)]
+        default=0.85,
+        validators=[MinValueValidator(0.1), MaxValueValidator(1.0)],
+        help_text="A memo is asked for once the turns after the newest one pass this share of "
+        "the verbatim room (the block's high-water mark).",
+    )
+    low_water = models.FloatField(
+        default=0.1,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.9)],
+        help_text="The memo asked for stands for all but this share of the verbatim room (the "
+        "block's low-water mark; below high water). The input keeps its prefix for about "
+        "(high - low water) of the room, then moves to that memo.",
     )
     tool_result_elide_tokens = models.PositiveIntegerField(
         default=1024,
@@ -123,6 +133,29 @@ class ModelProfile(models.Model):
         "tenant's profiles share one currency (its usage sums their costs).",
     )
 
+    cached_prompt_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="Price of one million prompt tokens served from the provider's prompt cache "
+        "(empty: the prompt price).",
+    )
+    cache_write_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="Price of one million prompt tokens written to the provider's prompt cache "
+        "(empty: the prompt price).",
+    )
+    cache_breakpoints = models.BooleanField(
+        default=False,
+        help_text="The provider caches at explicit breakpoints (Anthropic's cache_control, "
+        "also through OpenAI-compatible proxies): /respond marks the last message of the "
+        "stable prefix. A prompt_cache_key per thread is always sent.",
+    )
+
     class Meta:
         ordering = ["tenant", "name"]
         constraints = [
@@ -134,12 +167,21 @@ class ModelProfile(models.Model):
                 condition=Q(reserve_tokens__lt=models.F("window_tokens")),
                 name="profile_reserve_below_window",
             ),
+            models.CheckConstraint(
+                condition=Q(low_water__lt=models.F("high_water")),
+                name="profile_low_water_below_high_water",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.tenant} / {self.name}"
 
     def clean(self) -> None:
+        marks = (self.low_water, self.high_water)
+        if None not in marks and marks[0] >= marks[1]:
+            raise ValidationError(
+                {"low_water": "The low-water mark must be below the high-water mark."}
+            )
         others = ModelProfile.objects.filter(tenant_id=self.tenant_id).exclude(pk=self.pk)
         other = others.exclude(currency=self.currency).first()
         if self.tenant_id and other is not None:

@@ -265,6 +265,10 @@ CONVMEM_DEFAULT_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_PROMPT_PRICE", default="
 CONVMEM_DEFAULT_COMPLETION_PRICE = env.str("CONVMEM_DEFAULT_COMPLETION_PRICE", default="0")
 # ISO 4217 code of those prices (a model profile names its own).
 CONVMEM_DEFAULT_CURRENCY = env.str("CONVMEM_DEFAULT_CURRENCY", default="USD")
+# Prompt-cache prices without a profile; empty: the prompt price.
+CONVMEM_DEFAULT_CACHED_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_CACHED_PROMPT_PRICE", default="")
+CONVMEM_DEFAULT_CACHE_WRITE_PRICE = env.str("CONVMEM_DEFAULT_CACHE_WRITE_PRICE", default="")
+CONVMEM_DEFAULT_CACHE_BREAKPOINTS = env.bool("CONVMEM_DEFAULT_CACHE_BREAKPOINTS", default=False)
 
 # --- Context assembly and memos (compaction/) ---------------------------------------------------
 # Built-in budget and curation policy for threads without a model profile (see ModelProfile).
@@ -272,7 +276,8 @@ CONVMEM_DEFAULT_WINDOW_TOKENS = env.int("CONVMEM_DEFAULT_WINDOW_TOKENS", default
 CONVMEM_DEFAULT_RESERVE_TOKENS = env.int("CONVMEM_DEFAULT_RESERVE_TOKENS", default=1024)
 CONVMEM_DEFAULT_MIN_RECENT_TURNS = env.int("CONVMEM_DEFAULT_MIN_RECENT_TURNS", default=4)
 CONVMEM_DEFAULT_MEMO_MAX_TOKENS = env.int("CONVMEM_DEFAULT_MEMO_MAX_TOKENS", default=512)
-CONVMEM_DEFAULT_HIGH_WATER = env.float("CONVMEM_DEFAULT_HIGH_WATER", default=0.75)
+CONVMEM_DEFAULT_HIGH_WATER = env.float("CONVMEM_DEFAULT_HIGH_WATER", default=0.85)
+CONVMEM_DEFAULT_LOW_WATER = env.float("CONVMEM_DEFAULT_LOW_WATER", default=0.1)
 CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS = env.int(
     "CONVMEM_DEFAULT_TOOL_RESULT_ELIDE_TOKENS", default=1024
 )

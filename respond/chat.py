@@ -27,7 +27,7 @@ from django.conf import settings
 from convmem.profiles import profile_setting
 from convmem.upstream import status_is_retryable, url_for_logs
 from respond.models import RespondRun
-from threads.content import usage_count_ok
+from threads.content import cached_usage, usage_count_ok
 from threads.models import Message, Thread
 
 logger = logging.getLogger(__name__)
@@ -57,6 +57,11 @@ class ModelParams:
     model: str
     max_tokens: int
     temperature: float | None = None
+    # Prompt-cache hints: OpenAI's prompt_cache_key (one per thread, so its requests reach the
+    # same cache) and, for providers that cache at breakpoints, the index of the last message
+    # of the input's stable prefix (see compaction.context).
+    cache_key: str | None = None
+    cache_breakpoint: int | None = None
 
 
 def chat_model_for(thread: Thread) -> str:
@@ -87,13 +92,17 @@ def _error(error: Exception, where: str) -> ModelError:
 
 
 def _reported_usage(usage: Any) -> dict[str, int] | None:
-    """The server's usage report, if it holds two counts a turn may store; else None."""
+    """The server's usage report, if it holds two counts a turn may store (and cached-token
+    counts that fit in the prompt's); else None."""
     counts = {
         "prompt_tokens": getattr(usage, "prompt_tokens", None),
         "completion_tokens": getattr(usage, "completion_tokens", None),
     }
-    if all(usage_count_ok(count) for count in counts.values()):
-        return counts
+    report = usage.model_dump() if hasattr(usage, "model_dump") else {}
+    cached = cached_usage(report)
+    usable = all(usage_count_ok(count) for count in counts.values()) and cached is not None
+    if usable and sum(cached.values()) <= counts["prompt_tokens"]:
+        return counts | {key: count for key, count in cached.items() if count}
     logger.warning("the chat model reported unusable usage %r; estimating it", usage)
     return None
 
@@ -135,6 +144,25 @@ class ChatStream:
         self._stream.close()
 
 
+def with_cache_breakpoint(messages: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    """``messages`` with a ``cache_control`` breakpoint on the text of message ``index`` (or the
+    nearest message before it that has text): the provider caches the input up to there."""
+    marked = list(messages)
+    for position in range(min(index, len(messages) - 1), -1, -1):
+        content = messages[position].get("content")
+        if isinstance(content, str) and content:
+            parts = [{"type": "text", "text": content}]
+        elif isinstance(content, list) and any(p.get("type") == "text" for p in content):
+            parts = [dict(part) for part in content]
+        else:
+            continue
+        last_text = max(i for i, part in enumerate(parts) if part.get("type") == "text")
+        parts[last_text]["cache_control"] = {"type": "ephemeral"}
+        marked[position] = {**messages[position], "content": parts}
+        return marked
+    return marked
+
+
 def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> ChatStream:
     """Send the request and wait for the response headers; raises ``ModelError`` if the server
     cannot be reached or refuses, so that happens before anything is streamed to the client."""
@@ -146,6 +174,10 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
     extra: dict[str, Any] = {}
     if params.temperature is not None:
         extra["temperature"] = params.temperature
+    if params.cache_key:
+        extra["extra_body"] = {"prompt_cache_key": params.cache_key}
+    if params.cache_breakpoint is not None:
+        messages = with_cache_breakpoint(messages, params.cache_breakpoint)
     try:
         stream = client.chat.completions.create(
             model=params.model,

@@ -50,6 +50,7 @@ from convmem.errors import (
     ModelRefused,
     ModelUnavailable,
 )
+from convmem.profiles import profile_setting
 from convmem.tokens import count_tokens
 from respond.chat import ChatStream, ModelError, ModelParams, chat_model_for, chat_stream_open
 from respond.models import RespondRun
@@ -170,7 +171,9 @@ def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext)
     )
 
 
-def _model_params(thread: Thread, assembly: AssemblyRecord, context: TurnContext) -> ModelParams:
+def _model_params(
+    thread: Thread, assembly: AssemblyRecord, context: TurnContext, prefix_messages: int
+) -> ModelParams:
     """The answer is capped by the budget's output reserve (so it fits the window)."""
     reserve = assembly.tokens.get("reserve") or assembly.budget["reserve"]
     if reserve < 1:
@@ -182,10 +185,13 @@ def _model_params(thread: Thread, assembly: AssemblyRecord, context: TurnContext
             f"max_tokens ({context.max_tokens}) exceeds the output reserve ({reserve}).",
             code="max_tokens_over_reserve",
         )
+    breakpoints = profile_setting(thread.profile, "cache_breakpoints")
     return ModelParams(
         model=chat_model_for(thread),
         max_tokens=context.max_tokens or reserve,
         temperature=context.temperature,
+        cache_key=thread.public_id,
+        cache_breakpoint=prefix_messages - 1 if breakpoints and prefix_messages else None,
     )
 
 
@@ -211,7 +217,7 @@ def _begin(
         metadata=turn.metadata,
     )
     assembly = _assemble(thread, actor, user, context)
-    _model_params(thread, assembly.record, context)
+    _model_params(thread, assembly.record, context, assembly.prefix["messages"])
     assembled.append(assembly)
     run = RespondRun.objects.create(
         idempotency=record,
@@ -335,7 +341,9 @@ def respond_model_open(answering: Answering) -> None:
     run = answering.run
     assembly, context = answering.assembly, answering.context
     try:
-        params = _model_params(answering.thread, assembly.record, context)
+        params = _model_params(
+            answering.thread, assembly.record, context, assembly.prefix["messages"]
+        )
         answering.stream = chat_stream_open(messages=assembly.messages, params=params)
     except ModelError as error:
         _release(run, answering.attempt, code="model_unavailable")

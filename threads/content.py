@@ -256,9 +256,18 @@ def usage_count_ok(count: Any) -> bool:
     return isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_USAGE_TOKENS
 
 
+# Cached input tokens, by the names providers report them under: the stored key first.
+CACHED_TOKEN_NAMES = {
+    "cached_tokens": ("cached_tokens", "cache_read_input_tokens"),
+    "cache_write_tokens": ("cache_write_tokens", "cache_creation_input_tokens"),
+}
+
+
 def normalise_usage(value: Any) -> dict[str, int]:
     """The usage a model reported for an assistant turn: prompt and completion tokens, each
-    from 0 to ``MAX_USAGE_TOKENS`` (``InvalidRequest`` otherwise)."""
+    from 0 to ``MAX_USAGE_TOKENS`` (``InvalidRequest`` otherwise), and of the prompt tokens,
+    those read from a prompt cache and those written to it (``cached_tokens``,
+    ``cache_write_tokens``: 0 when not reported; see ``cached_usage``)."""
     if not isinstance(value, dict):
         raise _invalid("usage must be an object.", code="invalid_usage")
     usage = {}
@@ -271,7 +280,37 @@ def normalise_usage(value: Any) -> dict[str, int]:
             )
         usage[key] = count
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return usage
+    cached = cached_usage(value)
+    if cached is None:
+        raise _invalid(
+            "usage.cached_tokens and usage.cache_write_tokens must be integers from 0 to "
+            f"{MAX_USAGE_TOKENS} that add up to no more than prompt_tokens.",
+            code="invalid_usage",
+        )
+    if cached["cached_tokens"] + cached["cache_write_tokens"] > usage["prompt_tokens"]:
+        raise _invalid(
+            "usage.cached_tokens and usage.cache_write_tokens are part of prompt_tokens: "
+            "together they cannot be more.",
+            code="invalid_usage",
+        )
+    return usage | {key: count for key, count in cached.items() if count}
+
+
+def cached_usage(value: dict[str, Any]) -> dict[str, int] | None:
+    """Of a usage report, the prompt tokens read from and written to a prompt cache, under any
+    name a provider reports them by (OpenAI's ``prompt_tokens_details.cached_tokens``,
+    Anthropic's ``cache_read_input_tokens`` and ``cache_creation_input_tokens``, or ours);
+    None if one is not a count a turn may store."""
+    details = value.get("prompt_tokens_details")
+    found: dict[str, Any] = {}
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        found["cached_tokens"] = details["cached_tokens"]
+    for key, names in CACHED_TOKEN_NAMES.items():
+        for name in names:
+            if value.get(name) is not None:
+                found.setdefault(key, value[name])
+    counts = {key: found.get(key, 0) for key in CACHED_TOKEN_NAMES}
+    return counts if all(usage_count_ok(count) for count in counts.values()) else None
 
 
 def image_part_tokens(part: dict[str, Any]) -> int:

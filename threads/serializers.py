@@ -158,6 +158,35 @@ USAGE_SCHEMA = {
         "prompt_tokens": {"type": "integer", "minimum": 0, "maximum": MAX_USAGE_TOKENS},
         "completion_tokens": {"type": "integer", "minimum": 0, "maximum": MAX_USAGE_TOKENS},
         "total_tokens": {"type": "integer", "minimum": 0, "maximum": 2 * MAX_USAGE_TOKENS},
+        "cached_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_USAGE_TOKENS,
+            "description": "Of the prompt tokens, those served from a prompt cache "
+            "(also read from prompt_tokens_details.cached_tokens or cache_read_input_tokens).",
+        },
+        "cache_write_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_USAGE_TOKENS,
+            "description": "Of the prompt tokens, those written to a prompt cache "
+            "(also read from cache_creation_input_tokens).",
+        },
+        "prompt_tokens_details": {
+            "type": "object",
+            "properties": {"cached_tokens": {"type": "integer", "minimum": 0}},
+            "description": "OpenAI's form of cached_tokens (write only).",
+        },
+        "cache_read_input_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Anthropic's name of cached_tokens (write only).",
+        },
+        "cache_creation_input_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Anthropic's name of cache_write_tokens (write only).",
+        },
     },
     "required": ["prompt_tokens", "completion_tokens"],
 }

@@ -49,6 +49,9 @@ class Usage:
     turns: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of the turns' prompt tokens: served from and written to the provider's prompt cache.
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
     memos: int = 0
     memo_prompt_tokens: int = 0
     memo_completion_tokens: int = 0
@@ -68,6 +71,8 @@ class Usage:
             "turns",
             "prompt_tokens",
             "completion_tokens",
+            "cached_tokens",
+            "cache_write_tokens",
             "memos",
             "memo_prompt_tokens",
             "memo_completion_tokens",
@@ -143,6 +148,8 @@ def _memos(tenant: Tenant, start: datetime, end: datetime) -> QuerySet[Summary]:
 _TOKENS = DecimalField(max_digits=40, decimal_places=0)
 _PROMPT = Cast(KT("usage__prompt_tokens"), _TOKENS)
 _COMPLETION = Cast(KT("usage__completion_tokens"), _TOKENS)
+_CACHED = Cast(KT("usage__cached_tokens"), _TOKENS)
+_CACHE_WRITE = Cast(KT("usage__cache_write_tokens"), _TOKENS)
 
 
 def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
@@ -150,6 +157,8 @@ def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
         n=Count("id"),
         prompt=Sum(_PROMPT),
         completion=Sum(_COMPLETION),
+        cached=Sum(_CACHED),
+        cache_write=Sum(_CACHE_WRITE),
         money=_cost(),
     )
     return {
@@ -157,6 +166,8 @@ def _turn_sums(turns: QuerySet[Message], key: str) -> dict[object, Usage]:
             turns=row["n"],
             prompt_tokens=int(row["prompt"] or 0),
             completion_tokens=int(row["completion"] or 0),
+            cached_tokens=int(row["cached"] or 0),
+            cache_write_tokens=int(row["cache_write"] or 0),
             cost=Decimal(row["money"] or 0),
         )
         for row in rows

@@ -41,6 +41,12 @@ class UsageSerializer(serializers.Serializer):
     turns = serializers.IntegerField(help_text="Assistant turns with usage (respond or append).")
     prompt_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
+    cached_tokens = serializers.IntegerField(
+        help_text="Of prompt_tokens, those the provider served from its prompt cache."
+    )
+    cache_write_tokens = serializers.IntegerField(
+        help_text="Of prompt_tokens, those the provider wrote to its prompt cache."
+    )
     memos = serializers.IntegerField(help_text="Memos whose writer reported tokens.")
     memo_prompt_tokens = serializers.IntegerField()
     memo_completion_tokens = serializers.IntegerField()

@@ -19,6 +19,7 @@ from compaction.curator import (
     MemoRequest,
     Plan,
     Policy,
+    Prefix,
     Turn,
     UnknownCuratorVersion,
     check_version_known,
@@ -73,19 +74,17 @@ def test_a_ready_memo_is_not_used_while_the_history_fits() -> None:
     assert plan.recent == tuple(range(1, 31))
 
 
-def test_when_the_history_does_not_fit_the_memo_takes_the_slot_and_recent_the_rest() -> None:
+def test_when_the_history_does_not_fit_the_memo_stands_before_every_turn_after_it() -> None:
     path = conversation(*[100] * 10)  # 1000 tokens, 700 available
     ready = memo(7, first_id=1, last_id=6, tokens=50)
 
     plan = curate(path, [ready], Budget(window=800, reserve=100), PLAIN)
 
-    # slot = min(200, 0.25 x 700) = 175; recent = the suffix fitting 525 -> 5 turns
-    assert memo_slot(700, PLAIN) == 175
     assert plan.memo == ready
-    assert plan.recent == (6, 7, 8, 9, 10)
-    assert plan.covered == (1, 2, 3, 4, 5)  # the memo overlaps turn 6, which stays verbatim
-    assert plan.dropped == ()
-    assert plan.tokens.total == 50 + 500
+    assert plan.covered == (1, 2, 3, 4, 5, 6)
+    assert plan.recent == (7, 8, 9, 10)  # the memo's end is where the verbatim turns start
+    assert plan.dropped == plan.lost == ()
+    assert plan.tokens.total == 50 + 400
 
 
 def test_a_memo_ending_before_the_recent_turns_leaves_a_gap_that_is_dropped() -> None:
@@ -345,9 +344,17 @@ class Case:
     budget: Budget
     policy: Policy
     head: Turn | None
+    previous: Prefix | None = None
 
     def plan(self, budget: Budget | None = None) -> Plan:
-        return curate(self.path, self.memos, budget or self.budget, self.policy, head=self.head)
+        return curate(
+            self.path,
+            self.memos,
+            budget or self.budget,
+            self.policy,
+            head=self.head,
+            previous=self.previous,
+        )
 
     def cost(self, turns: Sequence[Turn], elided: Sequence[int] = ()) -> int:
         overhead = self.policy.message_overhead
@@ -414,17 +421,27 @@ def cases(draw: st.DrawFn) -> Case:
         system=st.integers(0, 500),
         retrieved=st.integers(0, 500),
     )
+    high_water = draw(st.floats(0.05, 1.0))
     policy = st.builds(
         Policy,
         min_recent_turns=st.integers(1, 6),
         memo_max_tokens=st.integers(0, 700),
-        high_water=st.floats(0.05, 1.0),
+        high_water=st.just(high_water),
+        low_water=st.floats(0.0, high_water, exclude_max=True),
         message_overhead=st.integers(0, 5),
         segment_tokens=st.integers(1, 5000),
         min_memo_tokens=st.integers(0, 200),
     )
     memos = draw(st.lists(memo, max_size=5, unique_by=lambda m: m.id))
-    return Case(path, memos, draw(budget), draw(policy), head)
+    previous = draw(
+        st.none()
+        | st.builds(
+            Prefix,
+            memo_id=st.none() | st.sampled_from([m.id for m in memos] or [1]),
+            first_id=st.sampled_from(ids),
+        )
+    )
+    return Case(path, memos, draw(budget), draw(policy), head, previous)
 
 
 def plans() -> st.SearchStrategy[tuple[Case, Plan]]:
@@ -825,3 +842,129 @@ def test_recall_takes_room_from_the_oldest_recent_turns_never_from_the_memo(
     assert set(plan.recent) <= set(plain.recent)
     if plain.memo is not None:
         assert plan.memo is not None
+
+
+def test_the_memo_shown_stays_until_the_turns_after_it_overflow() -> None:
+    """The stable prefix: of two ready memos the one ending earlier is kept while every turn
+    after it fits beside it; the next one is used only once they do not."""
+    first, second = memo(7, 1, 2, tokens=50), memo(8, 1, 6, tokens=50)
+    budget = Budget(window=800, reserve=100)
+
+    eight = curate(conversation(*[100] * 8), [first, second], budget, PLAIN)
+    ten = curate(conversation(*[100] * 10), [first, second], budget, PLAIN)
+
+    assert (eight.memo, eight.recent) == (first, (3, 4, 5, 6, 7, 8))
+    assert (ten.memo, ten.recent) == (second, (7, 8, 9, 10))
+
+
+@given(cases(), st.integers(0, 400), st.integers(0, 400))
+@settings(max_examples=300)
+def test_between_block_boundaries_the_next_input_extends_this_one(
+    case: Case, answer: int, question: int
+) -> None:
+    """The stable prefix: when turn t+1 keeps turn t's memo (or task statement) and first
+    verbatim turn, its input is turn t's input, then the answer, then the new turn; tool
+    results once elided stay elided (an elision only ever cuts the prefix where it starts)."""
+    if not case.current_unit_fits():
+        return
+    last = max(turn.id for turn in case.path)
+    grown = [*case.path, Turn(last + 1, "assistant", answer), Turn(last + 2, "user", question)]
+    before = case.plan()
+    previous = Prefix(before.memo.id if before.memo else None, before.recent[0])
+    later = Case(grown, case.memos, case.budget, case.policy, case.head, previous)
+    if not later.current_unit_fits():
+        return
+
+    after = later.plan()
+
+    same_block = (before.memo, before.anchor, before.recent[0]) == (
+        after.memo,
+        after.anchor,
+        after.recent[0],
+    )
+    if same_block:
+        assert after.recent == (*before.recent, last + 1, last + 2)
+        assert set(before.elided) <= set(after.elided)
+        if not any(turn.role == "tool" for turn in case.path):
+            assert after.elided == before.elided == ()
+
+
+def test_a_long_conversation_keeps_its_prefix_for_blocks_of_turns() -> None:
+    """Simulated at the default marks, every requested memo written at once: the input keeps
+    its prefix (memo and first verbatim turn) for about (high - low water) x the verbatim room,
+    so a 300-exchange conversation has few block boundaries and asks for few memos."""
+    policy = Policy(min_recent_turns=4, memo_max_tokens=300, message_overhead=4)
+    budget = Budget(window=4000, reserve=500, system=50)
+    path: list[Turn] = []
+    memos: list[Memo] = []
+    boundaries = overflowed = 0
+    previous = None
+    for turn_id in range(1, 601):
+        path.append(Turn(turn_id, "user" if turn_id % 2 else "assistant", 80))
+        if turn_id % 2 == 0:
+            continue  # an input is assembled for each user turn
+        plan = curate(path, memos, budget, policy)
+        assert plan.dropped == () or not memos
+        if plan.memo is not None or plan.anchor:
+            overflowed += 1
+            key = (plan.memo, plan.anchor, plan.recent[0])
+            boundaries += previous is not None and key != previous
+            previous = key
+        if plan.request is not None:
+            memos.append(memo(len(memos) + 1, plan.request.first_id, plan.request.last_id, 250))
+
+    room = budget.available - (policy.memo_max_tokens + policy.message_overhead)
+    block_inputs = (policy.high_water - policy.low_water) * room / (2 * 84)
+    assert boundaries <= overflowed / (block_inputs - 1) + 1
+    assert len(memos) <= overflowed / (block_inputs - 1) + 2
+
+
+@given(cases(), st.integers(0, 400), st.integers(0, 400))
+@settings(max_examples=300)
+def test_the_previous_memo_is_kept_while_it_stands(case: Case, answer: int, question: int) -> None:
+    """Once turn t shows a memo before every turn after it, turn t+1 shows the same one while
+    it still fits so (unless all of the history fits verbatim)."""
+    if not case.current_unit_fits():
+        return
+    before = case.plan()
+    memo = before.memo
+    if memo is None or memo.tokens + case.policy.message_overhead > (
+        case.policy.memo_max_tokens + case.policy.message_overhead
+    ):
+        return
+    ids = [turn.id for turn in case.path]
+    if ids.index(before.recent[0]) != ids.index(memo.last_id) + 1:
+        return  # shown beside the recent turns, not before every turn after it
+    last = max(ids)
+    grown = [*case.path, Turn(last + 1, "assistant", answer), Turn(last + 2, "user", question)]
+    later = Case(
+        grown, case.memos, case.budget, case.policy, case.head, Prefix(memo.id, before.recent[0])
+    )
+    if not later.current_unit_fits() or later.history_fits():
+        return
+    after_memo = grown[ids.index(memo.last_id) + 1 :]
+    if memo.tokens + case.policy.message_overhead + later.cost(after_memo) > case.budget.available:
+        return  # it no longer fits (even without elisions): the next block starts
+
+    assert later.plan().memo == memo
+
+
+def test_a_memo_given_up_for_a_big_turn_is_not_taken_back() -> None:
+    """An agent's bulky tool result: while it is the current turn the older memo cannot stand,
+    so the input moves to the newer one; once the result is elided the whole history would
+    fit again, but the input stays where it moved."""
+    policy = Policy(min_recent_turns=1, memo_max_tokens=100, high_water=0.9, message_overhead=0)
+    budget = Budget(window=1000, reserve=0)
+    older, newer = memo(7, 1, 2, tokens=50), memo(8, 1, 4, tokens=50)
+    history = conversation(*[100] * 6)
+    step = [Turn(7, "assistant", 20), Turn(8, "tool", 560, elided_tokens=5)]
+    big = curate([*history, *step], [older, newer], budget, policy)
+    assert big.memo == newer
+
+    after = [*history, *step, Turn(9, "assistant", 50), Turn(10, "user", 50)]
+    kept = curate(after, [older, newer], budget, policy, previous=Prefix(newer.id, big.recent[0]))
+    fresh = curate(after, [older, newer], budget, policy)
+
+    assert fresh.memo is None  # with no previous input: everything, the result elided
+    assert kept.memo == newer
+    assert kept.recent[0] == big.recent[0]

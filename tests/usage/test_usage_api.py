@@ -99,6 +99,8 @@ def test_it_sums_turns_and_memos_per_day_with_profile_prices(acme, settings):
         "turns": 3,
         "prompt_tokens": 4500,
         "completion_tokens": 700,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
         "memos": 0,
         "memo_prompt_tokens": 0,
         "memo_completion_tokens": 0,
