@@ -251,20 +251,19 @@ def _budget_error(error: BudgetTooSmall, *, code: str, lead: str) -> InvalidRequ
 
 
 def _previous_prefix(
-    thread: Thread, read: _Read, ready: list[selectors.StretchSummary]
+    recorded: tuple[str, str] | None, read: _Read, ready: list[selectors.StretchSummary]
 ) -> Prefix | None:
     """Where the thread's previous model input's stable prefix ended (its memo and first
-    verbatim turn), in this read's ids; None if it had none or they are not on this path."""
-    recorded = selectors.latest_prefix(thread=thread)
-    if not recorded or not recorded.get("first_id"):
+    verbatim turn, as the context read found them recorded), in this read's ids; None if it
+    had none or they are not on this path."""
+    if recorded is None:
         return None
-    first = next(
-        (pk for pk, row in read.rows.items() if row.public_id == recorded["first_id"]), None
-    )
+    memo_public_id, first_public_id = recorded
+    first = next((pk for pk, row in read.rows.items() if row.public_id == first_public_id), None)
     if first is None:
         return None
-    memo_id = next((m.id for m in ready if m.public_id == recorded.get("memo_id")), None)
-    if recorded.get("memo_id") and memo_id is None:
+    memo_id = next((m.id for m in ready if m.public_id == memo_public_id), None)
+    if memo_public_id and memo_id is None:
         return None
     return Prefix(memo_id=memo_id, first_id=first)
 
@@ -588,7 +587,7 @@ def _assemble(
     head = None if reached_start else _head(thread, rows[0], summaries, fetched.root_children)
     read = _read(rows, head, profile, fetched.payloads)
     recalled = _recall(thread, rows, reached_start, budget, profile, fetched.payloads)
-    previous = _previous_prefix(thread, read, ready)
+    previous = _previous_prefix(fetched.previous_prefix, read, ready)
     plan = _plan(read, ready, budget, profile, recalled, previous)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)

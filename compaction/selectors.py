@@ -23,6 +23,7 @@ from threads.models import Message, Thread
 MESSAGE_TABLE = Message._meta.db_table
 SUMMARY_TABLE = Summary._meta.db_table
 BLOB_TABLE = ContentBlob._meta.db_table
+ASSEMBLY_TABLE = AssemblyRecord._meta.db_table
 
 
 @dataclass(frozen=True)
@@ -138,13 +139,30 @@ FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 
 """
 
 
+# The stable prefix recorded with the thread's newest model input (``compaction.context``):
+# its memo and first verbatim turn, as public ids.
+_PREFIX_FIELD = {
+    "postgresql": "a.plan -> 'prefix' ->> '{key}'",
+    "sqlite": "json_extract(a.plan, '$.prefix.{key}')",
+}
+_PREFIX_SQL = f"""
+UNION ALL
+SELECT 'prefix', 0, 0, COALESCE({{memo}}, ''), COALESCE({{first}}, ''), 0, 0, 0, '', 0,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM (SELECT plan FROM {ASSEMBLY_TABLE} WHERE thread_id = %s ORDER BY id DESC LIMIT 1) a
+"""
+
+
 def read_sql(vendor: str, *, blobs: int = 0) -> str:
     """The context read's SQL for a database vendor (``connection.vendor``), checking
     ``blobs`` content blobs."""
     sql = _READ_SQL.format(memos=_MEMOS_ON_STRETCH[vendor])
     if blobs:
         sql += _BLOBS_SQL.format(digests=", ".join(["%s"] * blobs))
-    return sql
+    field = _PREFIX_FIELD[vendor]
+    return sql + _PREFIX_SQL.format(
+        memo=field.format(key="memo_id"), first=field.format(key="first_id")
+    )
 
 
 @dataclass(frozen=True)
@@ -159,6 +177,8 @@ class ContextRead:
     summaries: list[StretchSummary]
     root_children: list[StretchRow]
     stored_blobs: frozenset[str]
+    # The previous input's stable prefix: (memo public id or "", first verbatim public id).
+    previous_prefix: tuple[str, str] | None = None
 
 
 def context_read(
@@ -197,8 +217,10 @@ def context_read(
         *[budget] * 4,
         thread.root_id,
         *([thread.tenant_id, *digests] if digests else []),
+        thread.pk,
     ]
     rows, payloads, summaries, children, blobs = [], {}, [], [], set()
+    previous = None
     with connection.cursor() as cursor:
         cursor.execute(read_sql(connection.vendor, blobs=len(digests)), params)
         fetched = cursor.fetchall()
@@ -206,6 +228,9 @@ def context_read(
         has_content, content, parts, tool_calls, *memo = rest
         if kind == "blob":
             blobs.add(public_id)
+            continue
+        if kind == "prefix":
+            previous = (public_id, role) if role else None
             continue
         if kind == "memo":
             first_id, last_id, first_public_id, last_public_id = memo
@@ -234,6 +259,7 @@ def context_read(
         summaries=sorted(summaries, key=lambda summary: summary.id),
         root_children=[row for _, row in sorted(children, key=lambda pair: pair[1].id)],
         stored_blobs=frozenset(blobs),
+        previous_prefix=previous,
     )
 
 
@@ -370,18 +396,6 @@ def summary_list(*, thread: Thread) -> QuerySet[Summary]:
         )
         .order_by("-id")
     )
-
-
-def latest_prefix(*, thread: Thread) -> dict[str, Any] | None:
-    """The stable prefix recorded with the thread's newest model input (see
-    ``compaction.context``), or None."""
-    plan = (
-        AssemblyRecord.objects.filter(thread=thread)
-        .order_by("-pk")
-        .values_list("plan", flat=True)
-        .first()
-    )
-    return (plan or {}).get("prefix")
 
 
 def assembly_get(*, tenant: Tenant, public_id: str) -> AssemblyRecord:

@@ -48,12 +48,13 @@ def test_a_fact_from_200_turns_ago_is_recalled_when_asked_about(acme):
     assert fact.public_id not in sections["recent"]
     assert sections["recalled"] == [fact.public_id]
     assert [t for t in recalled_texts(response) if "4471-QZ" in t]
-    # After the memo/anchor, before the recent turns; the current turn is still last.
+    # After the stable history (memo or anchor, then the earlier recent turns), right before
+    # the current turn, which is still last.
     contents = [m["content"] for m in response.data["messages"]]
     assert contents[-1] == QUESTION
     recalled_at = next(i for i, c in enumerate(contents) if "4471-QZ" in c)
-    first_recent = Message.objects.get(public_id=sections["recent"][0]).content
-    assert recalled_at < contents.index(first_recent)
+    assert recalled_at == len(contents) - 2
+    assert response.data["prefix"]["messages"] == recalled_at
     tokens = response.data["tokens"]
     assert tokens["recalled"] > 0
     assert tokens["total"] + tokens["reserve"] <= tokens["window"]

@@ -99,7 +99,7 @@ def test_context_queries_are_bounded_and_do_not_grow_with_the_thread(acme):
     small = _steady_context_queries(acme, 30)
     large = _steady_context_queries(acme, 300)
 
-    # Recall that finds older messages checks they are on the path and reads them (two
-    # statements), whatever the thread's length.
-    assert small <= large <= small + 2
+    # Recall reads the older messages it found (one statement) when it finds any: that depends
+    # on the words, not on the thread's length.
+    assert abs(large - small) <= 1
     assert large <= 12
