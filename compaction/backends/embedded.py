@@ -1,38 +1,96 @@
-"""The embedded summarizer: a structured state memo, deterministic, with no network and no model.
+"""The embedded summarizer: an extractive memo of the statements later turns depend on.
 
-Each memo is the previous memo's state (read back from its text by `memo_state.parse_memo`)
-with the new messages folded in (`memo_reader.MemoReader`), written as sections: the customer,
-the open cases (one line each: kind, id, status, then its identifiers, amounts and dates),
-closed cases, open items, and what changed since the previous memo; then shortened to
-`max_tokens` by `memo_state.fit_memo` (closed cases shrink and go first; open cases keep their
-identifiers, amounts, dates and status longest). A previous memo that is not in this form (a
-memo from another backend) is read like message text, so its facts are not lost.
+Deterministic, with no network and no model, and with no vocabulary of any domain. The memo is
+a list of statements taken from the conversation, verbatim or trimmed around their values, one
+a line and oldest first::
 
-Settings: `CONVMEM_EMBEDDED_CONTEXT_TOKENS` (default 16384), the input plus output size the
+    Kept from earlier turns (oldest first; a later line on the same matter replaces an earlier):
+    - user: My booking code is qxhzpm and I land at 07:40 on 03/12/2026.
+    - assistant: Ticket 5f0c…e1 is open for the router at Calle Mayor 5.
+
+A statement is kept when it carries *anchors* (specific words, told by their shape:
+``compaction.backends.salience``) or, from the user, a preference or decision. Each memo is the
+previous memo's lines plus the next segment's statements, folded in order:
+
+- a statement that only restates an earlier line (its values all there, hardly a new word)
+  refreshes that line (it moves to the end) instead of being added again; an earlier line that
+  the new statement restates in full is replaced by it;
+- a correction (an "actually", "instead", "new", "changed"… statement) replaces the newest
+  earlier line on the same matter — sharing a content word and holding a value of the same shape
+  as the new value — or, when that line carries other values too, cuts the stale value out;
+- a closing statement ("resolved", "cancelled", "no longer needed"…) that brings no new value
+  lets go of the lines holding its identifiers, unless those identifiers run through much of
+  the memo (a customer number, a project path);
+- the memo is then brought within ``max_tokens`` by letting go of the least needed lines: old
+  before new, assistant and tool lines before the user's, lines with few values before lines
+  with many.
+
+A previous memo in another form (a remote model's prose) is read like message text, so its facts
+are not lost. What each memo kept and let go is measured by the stored scores
+(``compaction.evals``) and shown on the memo page.
+
+Settings: ``CONVMEM_EMBEDDED_CONTEXT_TOKENS`` (default 16384), the input plus output size the
 writer may hand this backend in one call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 
 from compaction.backends.base import MemoDraft, MemoSource
-from compaction.backends.memo_reader import MemoReader
-from compaction.backends.memo_state import MemoState, fit_memo, parse_memo
+from compaction.backends.salience import (
+    EDGE_PUNCTUATION,
+    Statement,
+    shape,
+    statements,
+    topic_words,
+)
 from convmem.tokens import count_tokens
 
-PROMPT_VERSION = "state-memo/1"
-MODEL = "state-memo"
+PROMPT_VERSION = "extractive-memo/1"
+MODEL = "extractive-memo"
 DEFAULT_CONTEXT_TOKENS = 16384
+HEADER = "Kept from earlier turns (oldest first; a later line on the same matter replaces an earlier):"
+_LINE = re.compile(r"^- (user|assistant|tool|system|memo): (.+)$")
+# Statements taken from one message at most (a long tool output or a pasted log would otherwise
+# fill the memo alone), and the words a kept statement is trimmed to around its values.
+MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
+MAX_WORDS = 40
+WINDOW_BEFORE, WINDOW_AFTER = 6, 4
+# An identifier held by more than this share of the memo's lines is the conversation's own (a
+# customer number, a repository): closing one matter never lets go of it.
+SHARED_ANCHOR_SHARE = 0.25
+# A statement holding only values a line already holds, and fewer new words than this, restates
+# that line (it refreshes it instead of being kept twice).
+RESTATEMENT_WORDS = 3
+_ROLE_WEIGHT = {"user": 0.4, "memo": 0.35, "assistant": 0.3, "tool": 0.2, "system": 0.2}
+
+
+@dataclass
+class Line:
+    """One kept statement: who said it, its (trimmed) text, and its anchors."""
+
+    role: str
+    text: str
+    anchors: tuple[str, ...]
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(anchor.casefold() for anchor in self.anchors)
+
+    def render(self) -> str:
+        return f"- {self.role}: {self.text}"
 
 
 class EmbeddedBackend:
-    """Structured state memos within `max_tokens` (counted with the default encoding).
+    """Extractive memos within ``max_tokens`` (counted with the default encoding).
 
-    Same input, same memo. The memo is empty when nothing in the range names the customer or a
-    case, or when `max_tokens` is too small for even the customer's line.
+    Same input, same memo. The memo is empty when nothing in the range carries a value, a
+    preference or a decision, or when ``max_tokens`` is too small for one line.
     """
 
     name = "embedded"
@@ -45,19 +103,14 @@ class EmbeddedBackend:
     def summarize(
         self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
     ) -> MemoDraft:
-        """Fold `messages` into the state of `previous_memo` and write it; see the module
-        docstring. `prompt_tokens` counts what was read, `completion_tokens` what was written."""
-        state, leftovers = parse_memo(previous_memo or "")
-        before = _statuses(state)
-        reader = MemoReader(state)
-        if leftovers:
-            reader.read(role="memo", text="\n".join(leftovers))
+        """Fold ``messages`` into the lines of ``previous_memo`` and write them; see the module
+        docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
+        written."""
+        memo = Memo(parse_memo(previous_memo or ""))
         for message in messages:
-            reader.read(role=message.role, text=message.content)
-        reader.refresh_items()
-        state.changes = _changes(before, state)
-        state.focus = reader.focus
-        text = fit_memo(state, max(max_tokens, 0))
+            for statement in worth_keeping(message.role, message.content):
+                memo.fold(statement)
+        text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
             count_tokens(message.content) for message in messages
         )
@@ -71,19 +124,191 @@ class EmbeddedBackend:
         )
 
 
-def _statuses(state: MemoState) -> dict[str, str]:
-    return {key: case.status for key, case in state.cases.items()}
+def parse_memo(text: str) -> list[Line]:
+    """The lines of a memo this backend wrote; any other text is read as statements."""
+    lines: list[Line] = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if not raw or raw == HEADER:
+            continue
+        match = _LINE.match(raw)
+        if match:
+            role, body = match.groups()
+            lines.append(Line(role, body, tuple(_anchors_of(body))))
+            continue
+        for statement in worth_keeping("memo", raw):
+            lines.append(Line("memo", statement.text, statement.anchors))
+    return lines
 
 
-def _changes(before: dict[str, str], state: MemoState) -> list[str]:
-    """New cases and status changes since the previous memo: open cases first (a short memo
-    keeps only the first few), each group in case order."""
-    changes: list[tuple[bool, str]] = []
-    for key, case in state.cases.items():
-        if key not in before:
-            changes.append((case.closed, f"new {case.kind} {key} ({case.status})"))
-        elif before[key] != case.status:
-            changes.append((case.closed, f"{key} {before[key]} -> {case.status}"))
-    return [change for closed, change in changes if not closed] + [
-        change for closed, change in changes if closed
+def _anchors_of(text: str) -> list[str]:
+    return [anchor for statement in statements("memo", text) for anchor in statement.anchors]
+
+
+def worth_keeping(role: str, text: str) -> list[Statement]:
+    """The statements of one message a memo may keep (trimmed), at most
+    ``MAX_PER_MESSAGE[role]``: those with the most values, in message order."""
+    found = [
+        _trimmed(statement)
+        for statement in statements(role, text)
+        if statement.anchors or (role == "user" and statement.prefers and _words(statement) >= 3)
     ]
+    limit = MAX_PER_MESSAGE.get(role, 3)
+    if len(found) > limit:
+        ranked = sorted(range(len(found)), key=lambda i: (-len(found[i].anchors), i))[:limit]
+        found = [found[i] for i in sorted(ranked)]
+    return found
+
+
+def _words(statement: Statement) -> int:
+    return len(statement.text.split())
+
+
+def _trimmed(statement: Statement) -> Statement:
+    """A long statement cut to the words around its values (joined by "…")."""
+    words = statement.text.split()
+    if len(words) <= MAX_WORDS:
+        return statement
+    keys = {anchor.casefold() for anchor in statement.anchors}
+    keep: set[int] = set()
+    for index, word in enumerate(words):
+        if any(key in word.casefold() for key in keys):
+            keep.update(range(max(0, index - WINDOW_BEFORE), index + WINDOW_AFTER + 1))
+    if not keep:
+        keep = set(range(MAX_WORDS))
+    pieces: list[str] = []
+    previous = -2
+    for index in sorted(i for i in keep if i < len(words)):
+        if index != previous + 1 and pieces:
+            pieces.append("…")
+        pieces.append(words[index])
+        previous = index
+    text = " ".join(pieces)
+    return Statement(statement.role, text, statement.anchors)
+
+
+class Memo:
+    """The memo's lines while a segment is folded in (oldest first)."""
+
+    def __init__(self, lines: Iterable[Line]) -> None:
+        self.lines = list(lines)
+
+    def fold(self, statement: Statement) -> None:
+        """Fold one statement in: see the module docstring for the rules, applied in order."""
+        line = Line(statement.role, statement.text, statement.anchors)
+        keys = line.keys
+        known = set().union(*(old.keys for old in self.lines)) if self.lines else set()
+        if keys and statement.closes and keys <= known:
+            self._close(keys)
+            return
+        if keys and statement.corrects and self._correct(line):
+            self.lines.append(line)
+            return
+        if keys:
+            holder = next(
+                (
+                    old
+                    for old in reversed(self.lines)
+                    if keys <= old.keys and _adds(line.text, old.text) < RESTATEMENT_WORDS
+                ),
+                None,
+            )
+            if holder is not None:
+                self.lines.remove(holder)
+                self.lines.append(holder)
+                return
+            self.lines = [
+                old
+                for old in self.lines
+                if not (
+                    old.keys and old.keys <= keys and _adds(old.text, line.text) < RESTATEMENT_WORDS
+                )
+            ]
+        elif any(old.text.casefold() == line.text.casefold() for old in self.lines):
+            return
+        self.lines.append(line)
+
+    def _close(self, keys: frozenset[str]) -> None:
+        identifiers = {key for key in keys if _identifier_like(key)} - self._shared_keys()
+        if identifiers:
+            self.lines = [line for line in self.lines if not (line.keys & identifiers)]
+
+    def _shared_keys(self) -> set[str]:
+        counts: dict[str, int] = {}
+        for line in self.lines:
+            for key in line.keys:
+                counts[key] = counts.get(key, 0) + 1
+        limit = max(2, SHARED_ANCHOR_SHARE * len(self.lines))
+        return {key for key, count in counts.items() if count > limit}
+
+    def _correct(self, line: Line) -> bool:
+        """Let the newest earlier line on the same matter go (or cut its stale values out).
+        True if one was found."""
+        new_values = [a for a in line.anchors if a.casefold() not in self._all_keys()]
+        if not new_values:
+            return False
+        new_shapes = {shape(value) for value in new_values}
+        topics = topic_words(line.text, line.anchors)
+        for old in reversed(self.lines):
+            stale = [
+                a
+                for a in old.anchors
+                if shape(a) in new_shapes and a.casefold() not in line.keys
+            ]
+            if not stale or not topics & topic_words(old.text, old.anchors):
+                continue
+            kept = [a for a in old.anchors if a not in stale]
+            if not kept or all(a.casefold() in line.keys for a in kept):
+                self.lines.remove(old)
+            else:
+                old.text = _cut(old.text, stale)
+                old.anchors = tuple(kept)
+            return True
+        return False
+
+    def _all_keys(self) -> set[str]:
+        return set().union(*(line.keys for line in self.lines)) if self.lines else set()
+
+
+def _adds(text: str, other: str) -> int:
+    """How many distinct words ``text`` has that ``other`` lacks (edge punctuation aside)."""
+    words = {word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()}
+    others = {word.strip(EDGE_PUNCTUATION).casefold() for word in other.split()}
+    return len(words - others - {""})
+
+
+def _identifier_like(key: str) -> bool:
+    """A value that names one matter (a code, a number), not a person or a word in capitals."""
+    return any(char.isdigit() for char in key) or re.search(r"\w[-_./:#@]\w", key) is not None
+
+
+def _cut(text: str, values: Sequence[str]) -> str:
+    for value in values:
+        text = re.sub(re.escape(value), "…", text, flags=re.IGNORECASE)
+    return text
+
+
+def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
+    """The memo text within ``max_tokens``: the least needed lines are let go first (see the
+    module docstring); "" when not even the header and one line fit."""
+    if not lines:
+        return ""
+    costs = [count_tokens(line.render()) + 1 for line in lines]
+    budget = max_tokens - count_tokens(HEADER) - 1
+    order = sorted(range(len(lines)), key=lambda i: _need(lines[i], i, len(lines)), reverse=True)
+    kept: set[int] = set()
+    used = 0
+    for index in order:
+        if used + costs[index] <= budget:
+            kept.add(index)
+            used += costs[index]
+    if not kept:
+        return ""
+    return "\n".join([HEADER, *(lines[i].render() for i in sorted(kept))])
+
+
+def _need(line: Line, index: int, total: int) -> float:
+    """How much later turns are likely to need a line: newer, the user's, more values."""
+    recency = (index + 1) / total
+    values = min(len(line.anchors), 4) * 0.15
+    return 1.5 * recency + _ROLE_WEIGHT.get(line.role, 0.1) + values

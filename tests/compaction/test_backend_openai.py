@@ -27,9 +27,9 @@ from compaction.backends.openai_compat import (
     OpenAICompatBackend,
     frame,
 )
-from compaction.memo_eval.generator import generate
-from compaction.memo_eval.report import evaluate_split
-from compaction.memo_eval.simulate import LoopSettings
+from memo_eval.project.generator import generate
+from memo_eval.project.report import evaluate_split
+from memo_eval.project.simulate import LoopSettings
 from convmem.tokens import count_tokens
 from tests.support.chat_server import ChatServer, prompt_words
 

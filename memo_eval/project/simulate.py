@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compaction.backends.base import MemoDraft, MemoSource, SummarizerBackend
-from compaction.memo_eval.checker import fact_present, probe_answered, units_of
-from compaction.memo_eval.generator import Conversation, PlantedFact
+from memo_eval.project.checker import fact_present, probe_answered, units_of
+from memo_eval.project.generator import Conversation, PlantedFact
 from compaction.rendering import memo_content
 from convmem.tokens import (
     MESSAGE_OVERHEAD,
