@@ -225,6 +225,35 @@ def test_a_retryable_backend_error_keeps_the_memo_pending_for_a_retry(acme, open
     assert written.token_count <= written.max_tokens
 
 
+def test_values_a_remote_writer_invents_are_stored_as_unsupported(acme, openai_settings):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    pending = _pending(thread)
+    reply = (
+        '{"lines": [{"role": "user", "text": "order ORD-1002 for $2.50", "values": ["ORD-1002"]},'
+        ' {"role": "user", "text": "refund RF-777 approved", "values": ["RF-777", "EUR 2.50"]}]}'
+    )
+
+    with ChatServer(api_key="sk-right") as server:
+        server.configure(reply=reply)
+        openai_settings.CONVMEM_OPENAI_BASE_URL = server.base_url
+        written = compaction_services.summary_write(
+            summary_id=pending.pk, backend=OpenAICompatBackend()
+        )
+
+    assert written.text.splitlines() == [
+        "- user: order ORD-1002 for $2.50",
+        "- user: refund RF-777 approved",
+    ]
+    assert written.scores["unsupported_values"] == ["RF-777", "EUR 2.50"]
+    assert written.scores["unsupported_values_count"] == 2
+    assert compaction_services.summary_score(summary_id=written.pk) is not None
+    rescored = Summary.objects.get(pk=written.pk).scores
+    assert rescored["scorer"]  # the range scores replaced the writer's own
+    assert rescored["unsupported_values"] == ["RF-777", "EUR 2.50"]
+
+
 def test_a_range_that_is_not_one_path_fails(acme):
     thread = make_thread(acme.tenant)
     grow(thread, 4)
