@@ -44,9 +44,13 @@ from django.conf import settings
 from compaction.backends.base import MemoDraft, MemoSource
 from compaction.backends.salience import (
     EDGE_PUNCTUATION,
+    MEDIUM,
+    STRONG,
     Statement,
     shape,
+    skeleton,
     statements,
+    strength,
     topic_words,
 )
 from convmem.tokens import count_tokens
@@ -64,10 +68,14 @@ WINDOW_BEFORE, WINDOW_AFTER = 6, 4
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
+# Content words a closing statement without values must share with a line to close it.
+CLOSING_WORDS = 2
 # A statement holding only values a line already holds, and fewer new words than this, restates
 # that line (it refreshes it instead of being kept twice).
 RESTATEMENT_WORDS = 3
-_ROLE_WEIGHT = {"user": 0.4, "memo": 0.35, "assistant": 0.3, "tool": 0.2, "system": 0.2}
+# A skeleton seen this often in the memo and the segment is a template or small talk.
+REPEATS = 3
+_ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2, "tool": 0.1, "system": 0.1}
 
 
 @dataclass
@@ -81,6 +89,10 @@ class Line:
     @property
     def keys(self) -> frozenset[str]:
         return frozenset(anchor.casefold() for anchor in self.anchors)
+
+    @property
+    def weight(self) -> int:
+        return min(8, sum(strength(anchor) for anchor in self.anchors))
 
     def render(self) -> str:
         return f"- {self.role}: {self.text}"
@@ -107,8 +119,11 @@ class EmbeddedBackend:
         docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
         written."""
         memo = Memo(parse_memo(previous_memo or ""))
-        for message in messages:
-            for statement in worth_keeping(message.role, message.content):
+        by_message = [list(statements(m.role, m.content)) for m in messages]
+        repeated = _repeated_skeletons(memo.lines, by_message)
+        memo.forget(repeated)
+        for found in by_message:
+            for statement in worth_keeping(found, repeated):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
@@ -136,7 +151,7 @@ def parse_memo(text: str) -> list[Line]:
             role, body = match.groups()
             lines.append(Line(role, body, tuple(_anchors_of(body))))
             continue
-        for statement in worth_keeping("memo", raw):
+        for statement in worth_keeping(list(statements("memo", raw)), set()):
             lines.append(Line("memo", statement.text, statement.anchors))
     return lines
 
@@ -145,19 +160,51 @@ def _anchors_of(text: str) -> list[str]:
     return [anchor for statement in statements("memo", text) for anchor in statement.anchors]
 
 
-def worth_keeping(role: str, text: str) -> list[Statement]:
+def _repeated_skeletons(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> set[str]:
+    """Skeletons seen ``REPEATS`` times or more in the memo and the segment: lines of one
+    template (log lines, list items, JSON fields of every tool reply) and sentences said over
+    and over (small talk). A value worth keeping is said in its own words."""
+    counts: dict[str, int] = {}
+    for text in [line.text for line in lines] + [s.text for found in by_message for s in found]:
+        key = skeleton(text)
+        counts[key] = counts.get(key, 0) + 1
+    return {key for key, count in counts.items() if count >= REPEATS}
+
+
+def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]:
     """The statements of one message a memo may keep (trimmed), at most
-    ``MAX_PER_MESSAGE[role]``: those with the most values, in message order."""
-    found = [
-        _trimmed(statement)
-        for statement in statements(role, text)
-        if statement.anchors or (role == "user" and statement.prefers and _words(statement) >= 3)
-    ]
-    limit = MAX_PER_MESSAGE.get(role, 3)
-    if len(found) > limit:
-        ranked = sorted(range(len(found)), key=lambda i: (-len(found[i].anchors), i))[:limit]
-        found = [found[i] for i in sorted(ranked)]
-    return found
+    ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
+    when it carries a value (a question only a strong one), or, from the user, states a
+    preference or a decision; never when its skeleton is one of ``repeated``."""
+    kept = []
+    for statement in found:
+        if _templated(statement) and skeleton(statement.text) in repeated:
+            continue
+        strongest = max((strength(anchor) for anchor in statement.anchors), default=0)
+        if statement.asks and strongest < STRONG:
+            continue
+        if statement.weight >= MEDIUM or (
+            statement.role in ("user", "memo") and statement.prefers and _words(statement) >= 3
+        ):
+            kept.append(_trimmed(statement))
+    if not kept:
+        return kept
+    limit = MAX_PER_MESSAGE.get(kept[0].role, 3)
+    if len(kept) > limit:
+        ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
+        kept = [kept[i] for i in sorted(ranked)]
+    return kept
+
+
+def _templated(statement: Statement | Line) -> bool:
+    """Whether a repeated skeleton makes this statement noise: a tool's output or a call line
+    (log lines, JSON fields), or words without a value (small talk). A person who says "my
+    order number is …" for three orders is not repeating a template."""
+    return (
+        statement.role == "tool"
+        or statement.text.startswith("[called ")
+        or not statement.anchors
+    )
 
 
 def _words(statement: Statement) -> int:
@@ -198,8 +245,11 @@ class Memo:
         line = Line(statement.role, statement.text, statement.anchors)
         keys = line.keys
         known = set().union(*(old.keys for old in self.lines)) if self.lines else set()
-        if keys and statement.closes and keys <= known:
-            self._close(keys)
+        if statement.closes and keys <= known:
+            if keys:
+                self._close(keys)
+            else:
+                self._close_by_name(statement)
             return
         if keys and statement.corrects and self._correct(line):
             self.lines.append(line)
@@ -228,10 +278,40 @@ class Memo:
             return
         self.lines.append(line)
 
+    def forget(self, repeated: set[str]) -> None:
+        """Let go of lines whose skeleton turned out to be a template or small talk."""
+        self.lines = [
+            line
+            for line in self.lines
+            if not (_templated(line) and skeleton(line.text) in repeated)
+        ]
+
     def _close(self, keys: frozenset[str]) -> None:
         identifiers = {key for key in keys if _identifier_like(key)} - self._shared_keys()
         if identifiers:
             self.lines = [line for line in self.lines if not (line.keys & identifiers)]
+
+    def _close_by_name(self, statement: Statement) -> None:
+        """A closing statement without values names its matter in words ("the blender order
+        is resolved"): let go of the lines sharing two or more of its less common words."""
+        words = topic_words(statement.text, statement.anchors)
+        common = self._common_words()
+        words = {word for word in words if word not in common}
+        if len(words) < CLOSING_WORDS:
+            return
+        self.lines = [
+            line
+            for line in self.lines
+            if len(words & topic_words(line.text, line.anchors)) < CLOSING_WORDS
+        ]
+
+    def _common_words(self) -> set[str]:
+        """Content words in at least half the lines: they name no one matter."""
+        counts: dict[str, int] = {}
+        for line in self.lines:
+            for word in topic_words(line.text, line.anchors):
+                counts[word] = counts.get(word, 0) + 1
+        return {word for word, count in counts.items() if count * 2 >= len(self.lines)}
 
     def _shared_keys(self) -> set[str]:
         counts: dict[str, int] = {}
@@ -308,7 +388,8 @@ def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
 
 
 def _need(line: Line, index: int, total: int) -> float:
-    """How much later turns are likely to need a line: newer, the user's, more values."""
+    """How much later turns are likely to need a line: what it carries, then how new it is,
+    then who said it (a preference without a value counts as a medium value)."""
     recency = (index + 1) / total
-    values = min(len(line.anchors), 4) * 0.15
-    return 1.5 * recency + _ROLE_WEIGHT.get(line.role, 0.1) + values
+    carried = max(line.weight, MEDIUM)
+    return 0.25 * carried + recency + _ROLE_WEIGHT.get(line.role, 0.1)

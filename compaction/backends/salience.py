@@ -21,8 +21,12 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# Sentences end at . ! ? (and their full-width forms) followed by a blank, or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[^\s])|\n+")
+# Sentences end at . ! ? (and their full-width forms) followed by a blank, or at a line break;
+# not after a word of one to three letters and a dot ("ul.", "St.", "e.g."): an abbreviation.
+_SENTENCE_END = re.compile(
+    r"(?<![\s.][^\W\d_])(?<![\s.][^\W\d_]{2})(?<![\s.][^\W\d_]{3})(?<=[.!?。！？])\s+(?=\S)"  # noqa: RUF001
+    r"|\n+"
+)
 _WORD = re.compile(r"\S+")
 EDGE_PUNCTUATION = "\"'`“”‘’«»„()[]{}<>,.;:!?¿¡…*_~|"
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|“([^”\n]{2,120})”|`([^`\n]{1,160})`|«([^»\n]{2,120})»")
@@ -34,8 +38,8 @@ CORRECTION = re.compile(
     re.IGNORECASE,
 )
 CLOSURE = re.compile(
-    r"\b(?:resolved|closed|closing|fixed|cancel+ed|completed|solved|settled|all set|"
-    r"no longer need(?:ed)?|not needed any more|taken care of|sorted out|can be closed)\b",
+    r"\b(?:resolved|closed?|closing|fixed|cancel+ed|completed?|solved|settled|all set|finished|"
+    r"done with|wrapped up|no longer need(?:ed)?|not needed any more|taken care of|sorted)\b",
     re.IGNORECASE,
 )
 _NEGATED_CLOSURE = re.compile(
@@ -44,11 +48,14 @@ _NEGATED_CLOSURE = re.compile(
     re.IGNORECASE,
 )
 PREFERENCE = re.compile(
-    r"\b(?:prefer(?:s|red)?|rather|always|never|don'?t|do not|please|avoid|only|must|"
-    r"would like|i'?d like|want|wish|allerg\w*|decided?|decision|agreed?|let'?s|we'?ll go with|"
-    r"go with|choose|chose|plan(?:ned)? to|remember)\b",
+    r"\b(?:prefer(?:s|red)?|rather|always|never|don'?t|do not|please|avoid|only|must|like|"
+    r"wants?|wish|matters?|important|allerg\w*|decided?|decision|agreed?|let'?s|we'?ll|we will|"
+    r"i'?ll|i will|going to|go with|choose|chose|plan(?:ned)? to|remember|mind)\b",
     re.IGNORECASE,
 )
+# The pronoun "I" and its contractions are capitalised everywhere, and name no one.
+_PRONOUN_I = re.compile(r"^I(?:['’][a-z]{1,2})?$")
+STRONG, MEDIUM, WEAK = 3, 2, 1
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,15 @@ class Statement:
     role: str
     text: str
     anchors: tuple[str, ...]
+
+    @property
+    def weight(self) -> int:
+        """How much the statement carries: its anchors' strengths, summed (at most 8)."""
+        return min(8, sum(strength(anchor) for anchor in self.anchors))
+
+    @property
+    def asks(self) -> bool:
+        return self.text.rstrip().endswith(("?", "？"))
 
     @property
     def corrects(self) -> bool:
@@ -88,7 +104,8 @@ def anchors(text: str) -> list[str]:
     found: list[str] = []
     for match in _QUOTED.finditer(text):
         quoted = next(group for group in match.groups() if group is not None).strip()
-        if quoted:
+        # A key of a JSON object or a single quoted word is not a value by itself.
+        if quoted and text[match.end() : match.end() + 1] != ":" and not quoted.isalpha():
             found.append(quoted)
     words = list(_WORD.finditer(text))
     for index, match in enumerate(words):
@@ -102,10 +119,43 @@ def anchors(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def strength(anchor: str) -> int:
+    """How telling an anchor is: ``STRONG`` for long codes, dates, amounts, e-mail, URLs and
+    paths; ``MEDIUM`` for names, words in capitals, numbers of three digits or more, dotted or
+    joined words; ``WEAK`` for short numbers, two capitals and quotes of plain words."""
+    digits = sum(char.isdigit() for char in anchor)
+    letters = sum(char.isalpha() for char in anchor)
+    others = len(anchor) - digits - letters
+    if "@" in anchor[1:] or "://" in anchor or re.search(r"\w/\w", anchor) and letters > 1:
+        return STRONG
+    if digits:
+        if len(anchor.replace(" ", "")) >= 4 and (letters or others):
+            return STRONG
+        return MEDIUM if digits >= 3 else WEAK
+    if " " in anchor:  # a quoted string
+        return MEDIUM if any(char.isupper() for char in anchor) else WEAK
+    if letters == 2 and anchor.isupper():
+        return WEAK
+    return MEDIUM
+
+
+def skeleton(text: str) -> str:
+    """``text`` with its numbers reduced to their shape: lines of one template (log lines, list
+    items, table rows) share a skeleton, and so do repeats of one sentence."""
+    return " ".join(
+        shape(word) if any(char.isdigit() for char in word) else word.casefold()
+        for word in text.split()
+    )
+
+
 def is_specific(word: str, *, opens_sentence: bool = False, next_word: str = "") -> bool:
     """Whether ``word`` (edge punctuation stripped) is a value rather than ordinary prose."""
+    if _PRONOUN_I.match(word):
+        return False
     if any(char.isdigit() for char in word):
         return True
+    if len(word) == 1:
+        return False
     if "@" in word[1:] or "://" in word or _INNER_PUNCTUATION.search(word):
         return not _is_plain_compound(word)
     letters = [char for char in word if char.isalpha()]
@@ -121,7 +171,18 @@ def is_specific(word: str, *, opens_sentence: bool = False, next_word: str = "")
         # A capitalised word opening a sentence is a name when a name follows it, or when it is
         # written in letters beyond plain ASCII ("Joaquín", "Łukasz").
         return (next_word[:1].isupper() and next_word[1:2].islower()) or not word.isascii()
-    return _caseless_script(word) and len(word) >= 2
+    if _caseless_script(word) and len(word) >= 2:
+        return True
+    return _unpronounceable(word)
+
+
+def _unpronounceable(word: str) -> bool:
+    """A lower-case Latin word of five letters or more with hardly a vowel ("qxzplm",
+    "bcdfkt"): a code, not a word of any language written in Latin letters."""
+    if len(word) < 5 or not word.isascii() or not word.isalpha():
+        return False
+    vowels = sum(char in "aeiouy" for char in word.casefold())
+    return vowels * 5 <= len(word)
 
 
 def _is_plain_compound(word: str) -> bool:

@@ -294,3 +294,23 @@ def test_get_backend_rejects_unknown_names() -> None:
         get_backend("nope")
     with pytest.raises(ValueError, match="Cannot import"):
         get_backend("compaction.backends.missing.Backend")
+
+
+def test_template_lines_of_a_tool_output_are_let_go_and_its_odd_line_kept() -> None:
+    log = "\n".join(
+        [f"tests/test_io.py::test_case_{n} PASSED [ {n}%]" for n in range(1, 12)]
+        + ["commit 75cefba", "Author: build-bot"]
+    )
+
+    memo = _memo(_sources(("user", "run the suite"), ("tool", log)))
+
+    assert "75cefba" in memo
+    assert "test_case_" not in memo
+
+
+def test_small_talk_said_over_and_over_is_not_kept() -> None:
+    chat = "Honestly the weather here has been awful, I'd rather stay in. Please go on."
+    memo = _memo(_sources(*[("user", chat)] * 3, ("user", "We'll switch to plan B.")))
+
+    assert "weather" not in memo
+    assert "We'll switch to plan B." in memo
