@@ -45,7 +45,9 @@ from compaction.backends.base import MemoDraft, MemoSource
 from compaction.backends.salience import (
     EDGE_PUNCTUATION,
     MEDIUM,
+    PREFERENCE,
     STRONG,
+    WEAK,
     Statement,
     shape,
     skeleton,
@@ -59,12 +61,15 @@ PROMPT_VERSION = "extractive-memo/1"
 MODEL = "extractive-memo"
 DEFAULT_CONTEXT_TOKENS = 16384
 HEADER = "Kept from earlier turns (oldest first; a later line on the same matter replaces an earlier):"
+# Where a statement divides into clauses: a comma, semicolon or colon and a blank, or a dash
+# between blanks (a value such as "1 234,50" or "12:30" has no blank after its mark).
+_CLAUSE = re.compile(r"([,;:] | [-–—] )")  # noqa: RUF001
 _LINE = re.compile(r"^- (user|assistant|tool|system|memo): (.+)$")
 # Statements taken from one message at most (a long tool output or a pasted log would otherwise
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
 MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
 MAX_WORDS = 40
-WINDOW_BEFORE, WINDOW_AFTER = 6, 4
+WINDOW_BEFORE, WINDOW_AFTER = 8, 3
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
@@ -74,8 +79,11 @@ CLOSING_WORDS = 2
 # that line (it refreshes it instead of being kept twice).
 RESTATEMENT_WORDS = 3
 # A skeleton seen this often in the memo and the segment is a template or small talk.
-REPEATS = 3
-_ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2, "tool": 0.1, "system": 0.1}
+REPEATS = 2
+GRAM = 4
+# Words before a value that, ending two statements alike, make them statements of one thing.
+SAME_LABEL_WORDS = 7
+_ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2}
 
 
 @dataclass
@@ -161,14 +169,33 @@ def _anchors_of(text: str) -> list[str]:
 
 
 def _repeated_skeletons(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> set[str]:
-    """Skeletons seen ``REPEATS`` times or more in the memo and the segment: lines of one
-    template (log lines, list items, JSON fields of every tool reply) and sentences said over
-    and over (small talk). A value worth keeping is said in its own words."""
+    """What the memo and the segment say over and over, as skeletons and as word 4-grams:
+    lines of one template (log lines, JSON fields of every tool reply) and small talk. A value
+    worth keeping is said in its own words."""
+    texts = [line.text for line in lines] + [s.text for found in by_message for s in found]
     counts: dict[str, int] = {}
-    for text in [line.text for line in lines] + [s.text for found in by_message for s in found]:
-        key = skeleton(text)
-        counts[key] = counts.get(key, 0) + 1
+    for text in texts:
+        for key in {skeleton(text), *_grams(text)}:
+            counts[key] = counts.get(key, 0) + 1
     return {key for key, count in counts.items() if count >= REPEATS}
+
+
+def _grams(text: str) -> set[str]:
+    words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()]
+    return {"\t".join(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1)}
+
+
+def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
+    """A tool line or call of a repeated template, or a thin statement (no value of its own
+    beyond a weak one) most of whose word 4-grams are said elsewhere too."""
+    if item.role == "tool" or item.text.startswith("[called "):
+        return skeleton(item.text) in repeated
+    if _weight(item) > MEDIUM:
+        return False
+    grams = _grams(item.text)
+    if skeleton(item.text) in repeated:
+        return True
+    return bool(grams) and 2 * len(grams & repeated) >= len(grams)
 
 
 def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]:
@@ -178,12 +205,14 @@ def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]
     preference or a decision; never when its skeleton is one of ``repeated``."""
     kept = []
     for statement in found:
-        if _templated(statement) and skeleton(statement.text) in repeated:
+        if statement.text.startswith("[called "):  # an agent's call weighs like a tool's output
+            statement = Statement("tool", statement.text, statement.anchors, statement.said)
+        if _said_over_and_over(statement, repeated):
             continue
         strongest = max((strength(anchor) for anchor in statement.anchors), default=0)
         if statement.asks and strongest < STRONG:
             continue
-        if statement.weight >= MEDIUM or (
+        if statement.weight >= (WEAK if statement.role == "user" else MEDIUM) or (
             statement.role in ("user", "memo") and statement.prefers and _words(statement) >= 3
         ):
             kept.append(_trimmed(statement))
@@ -196,15 +225,8 @@ def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]
     return kept
 
 
-def _templated(statement: Statement | Line) -> bool:
-    """Whether a repeated skeleton makes this statement noise: a tool's output or a call line
-    (log lines, JSON fields), or words without a value (small talk). A person who says "my
-    order number is …" for three orders is not repeating a template."""
-    return (
-        statement.role == "tool"
-        or statement.text.startswith("[called ")
-        or not statement.anchors
-    )
+def _weight(item: Statement | Line) -> int:
+    return min(8, sum(strength(anchor) for anchor in item.anchors))
 
 
 def _words(statement: Statement) -> int:
@@ -212,11 +234,49 @@ def _words(statement: Statement) -> int:
 
 
 def _trimmed(statement: Statement) -> Statement:
-    """A long statement cut to the words around its values (joined by "…")."""
-    words = statement.text.split()
-    if len(words) <= MAX_WORDS:
-        return statement
-    keys = {anchor.casefold() for anchor in statement.anchors}
+    """A statement cut to what carries it: the clauses holding its values (the lead-in before
+    a colon, "please keep that handy" after a comma go), or for a preference without values
+    what follows its lead-in; then, if still long, the words around its values."""
+    if statement.anchors:
+        text = _clauses_with(statement.text, statement.anchors, user=statement.role == "user")
+    else:
+        lead, colon, rest = statement.text.rpartition(": ")
+        text = rest if colon and len(rest.split()) >= 3 else statement.text
+    if not (statement.role == "user" and statement.prefers):
+        text = _windows(text, statement.anchors)
+    return Statement(statement.role, text, statement.anchors, statement.text)
+
+
+def _clauses_with(text: str, values: Sequence[str], *, user: bool) -> str:
+    """The clauses of ``text`` holding one of ``values`` (or, said by the user, a preference
+    or decision), joined as written ("…" for a gap)."""
+    pieces = _CLAUSE.split(text)
+    clauses, separators = pieces[0::2], pieces[1::2]
+    keys = [value.casefold() for value in values]
+    keep = [
+        any(key in clause.casefold() for key in keys)
+        or (user and PREFERENCE.search(clause) is not None)
+        for clause in clauses
+    ]
+    if not any(keep) or all(keep):
+        return text
+    out: list[str] = []
+    for index, clause in enumerate(clauses):
+        if not keep[index]:
+            continue
+        if out:
+            out.append(separators[index - 1] if keep[index - 1] else " … ")
+        out.append(clause)
+    return "".join(out).strip()
+
+
+def _windows(text: str, values: Sequence[str]) -> str:
+    """``text`` cut to the words around its values: ``WINDOW_BEFORE`` words before each,
+    ``WINDOW_AFTER`` after (a label and a unit stay; a long lead-in goes)."""
+    words = text.split()
+    if not values:
+        return text if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
+    keys = {value.casefold() for value in values}
     keep: set[int] = set()
     for index, word in enumerate(words):
         if any(key in word.casefold() for key in keys):
@@ -230,8 +290,7 @@ def _trimmed(statement: Statement) -> Statement:
             pieces.append("…")
         pieces.append(words[index])
         previous = index
-    text = " ".join(pieces)
-    return Statement(statement.role, text, statement.anchors)
+    return " ".join(pieces)
 
 
 class Memo:
@@ -251,7 +310,7 @@ class Memo:
             else:
                 self._close_by_name(statement)
             return
-        if keys and statement.corrects and self._correct(line):
+        if keys and (statement.corrects or self._restates_label(line)) and self._correct(line):
             self.lines.append(line)
             return
         if keys:
@@ -280,11 +339,7 @@ class Memo:
 
     def forget(self, repeated: set[str]) -> None:
         """Let go of lines whose skeleton turned out to be a template or small talk."""
-        self.lines = [
-            line
-            for line in self.lines
-            if not (_templated(line) and skeleton(line.text) in repeated)
-        ]
+        self.lines = [line for line in self.lines if not _said_over_and_over(line, repeated)]
 
     def _close(self, keys: frozenset[str]) -> None:
         identifiers = {key for key in keys if _identifier_like(key)} - self._shared_keys()
@@ -346,8 +401,42 @@ class Memo:
             return True
         return False
 
+    def _restates_label(self, line: Line) -> bool:
+        """Whether an earlier line gives a value of the same shape after the same words (the
+        same label: "the pull request number for the Django upgrade is"): a new value for
+        the same thing, even without "actually" or "changed"."""
+        new = [a for a in line.anchors if a.casefold() not in self._all_keys()]
+        if not new:
+            return False
+        label = _label_before(line.text, new[0])
+        for old in self.lines:
+            for value in old.anchors:
+                if shape(value) == shape(new[0]) and _same_label(label, _label_before(old.text, value)):
+                    return True
+        return False
+
     def _all_keys(self) -> set[str]:
         return set().union(*(line.keys for line in self.lines)) if self.lines else set()
+
+
+def _label_before(text: str, value: str) -> list[str]:
+    """The words before ``value`` in ``text`` (lower case, edge punctuation stripped)."""
+    at = text.casefold().find(value.casefold())
+    if at < 0:
+        return []
+    return [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
+
+
+def _same_label(one: list[str], other: list[str]) -> bool:
+    """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
+    shorter one (at least four words)."""
+    matched = 0
+    for a, b in zip(reversed(one), reversed(other), strict=False):
+        if a != b:
+            break
+        matched += 1
+    shorter = min(len(one), len(other))
+    return matched >= SAME_LABEL_WORDS or (matched == shorter and shorter >= 4)
 
 
 def _adds(text: str, other: str) -> int:
@@ -388,8 +477,14 @@ def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
 
 
 def _need(line: Line, index: int, total: int) -> float:
-    """How much later turns are likely to need a line: what it carries, then how new it is,
-    then who said it (a preference without a value counts as a medium value)."""
+    """How much later turns are likely to need a line: what it carries first, then who said
+    it and how new it is (a preference without a value counts as a strong value; an agent's
+    call as a weak one)."""
     recency = (index + 1) / total
-    carried = max(line.weight, MEDIUM)
-    return 0.25 * carried + recency + _ROLE_WEIGHT.get(line.role, 0.1)
+    if line.text.startswith("[called "):
+        carried = WEAK
+    elif not line.anchors:
+        carried = STRONG
+    else:
+        carried = line.weight
+    return 0.3 * carried + 0.5 * recency + _ROLE_WEIGHT.get(line.role, 0.0)

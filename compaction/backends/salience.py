@@ -22,9 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Sentences end at . ! ? (and their full-width forms) followed by a blank, or at a line break;
-# not after a word of one to three letters and a dot ("ul.", "St.", "e.g."): an abbreviation.
+# not after a word of one to three letters and a dot ("ul.", "St.", "e.g."): an abbreviation,
+# nor after a number of one or two digits and a dot ("3. OG"): an ordinal.
 _SENTENCE_END = re.compile(
-    r"(?<![\s.][^\W\d_])(?<![\s.][^\W\d_]{2})(?<![\s.][^\W\d_]{3})(?<=[.!?。！？])\s+(?=\S)"  # noqa: RUF001
+    r"(?<![\s.][^\W_])(?<![\s.][^\W_]{2})(?<![\s.][^\W\d_]{3})(?<=[.!?。！？])\s+(?=\S)"  # noqa: RUF001
     r"|\n+"
 )
 _WORD = re.compile(r"\S+")
@@ -48,7 +49,7 @@ _NEGATED_CLOSURE = re.compile(
     re.IGNORECASE,
 )
 PREFERENCE = re.compile(
-    r"\b(?:prefer(?:s|red)?|rather|always|never|don'?t|do not|please|avoid|only|must|like|"
+    r"\b(?:prefer(?:s|red)?|rather|always|never|don'?t|do not|avoid|only|must|like|"
     r"wants?|wish|matters?|important|allerg\w*|decided?|decision|agreed?|let'?s|we'?ll|we will|"
     r"i'?ll|i will|going to|go with|choose|chose|plan(?:ned)? to|remember|mind)\b",
     re.IGNORECASE,
@@ -56,6 +57,11 @@ PREFERENCE = re.compile(
 # The pronoun "I" and its contractions are capitalised everywhere, and name no one.
 _PRONOUN_I = re.compile(r"^I(?:['’][a-z]{1,2})?$")
 STRONG, MEDIUM, WEAK = 3, 2, 1
+# Numbers written out ("in two weeks", "three twin rooms"): weak values of their own.
+NUMBER_WORDS = frozenset(
+    "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
+    "fifty hundred thousand dozen".split()
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,12 @@ class Statement:
     role: str
     text: str
     anchors: tuple[str, ...]
+    # The whole sentence when ``text`` was trimmed: its cue words still count.
+    said: str = ""
+
+    @property
+    def whole(self) -> str:
+        return self.said or self.text
 
     @property
     def weight(self) -> int:
@@ -73,22 +85,22 @@ class Statement:
 
     @property
     def asks(self) -> bool:
-        return self.text.rstrip().endswith(("?", "？"))
+        return self.whole.rstrip().endswith(("?", "？"))  # noqa: RUF001
 
     @property
     def corrects(self) -> bool:
-        return CORRECTION.search(self.text) is not None
+        return CORRECTION.search(self.whole) is not None
 
     @property
     def closes(self) -> bool:
-        text = self.text.rstrip()
+        text = self.whole.rstrip()
         if text.endswith("?") or _NEGATED_CLOSURE.search(text):
             return False
         return CLOSURE.search(text) is not None
 
     @property
     def prefers(self) -> bool:
-        return PREFERENCE.search(self.text) is not None
+        return PREFERENCE.search(self.whole) is not None
 
 
 def statements(role: str, text: str) -> Iterator[Statement]:
@@ -132,6 +144,8 @@ def strength(anchor: str) -> int:
         if len(anchor.replace(" ", "")) >= 4 and (letters or others):
             return STRONG
         return MEDIUM if digits >= 3 else WEAK
+    if anchor.casefold() in NUMBER_WORDS:
+        return WEAK
     if " " in anchor:  # a quoted string
         return MEDIUM if any(char.isupper() for char in anchor) else WEAK
     if letters == 2 and anchor.isupper():
@@ -156,6 +170,8 @@ def is_specific(word: str, *, opens_sentence: bool = False, next_word: str = "")
         return True
     if len(word) == 1:
         return False
+    if word.casefold() in NUMBER_WORDS:
+        return True
     if "@" in word[1:] or "://" in word or _INNER_PUNCTUATION.search(word):
         return not _is_plain_compound(word)
     letters = [char for char in word if char.isalpha()]
@@ -177,12 +193,15 @@ def is_specific(word: str, *, opens_sentence: bool = False, next_word: str = "")
 
 
 def _unpronounceable(word: str) -> bool:
-    """A lower-case Latin word of five letters or more with hardly a vowel ("qxzplm",
-    "bcdfkt"): a code, not a word of any language written in Latin letters."""
-    if len(word) < 5 or not word.isascii() or not word.isalpha():
+    """A lower-case Latin word that no language writes: four letters or more without a vowel
+    ("qxzplm"), or five consonants in a row, not counting h ("bcdfkt"). Letter codes that
+    happen to read like words are not told apart from words."""
+    if len(word) < 4 or not word.isascii() or not word.isalpha():
         return False
-    vowels = sum(char in "aeiouy" for char in word.casefold())
-    return vowels * 5 <= len(word)
+    lowered = word.casefold()
+    if not any(char in "aeiouy" for char in lowered):
+        return True
+    return re.search(r"[b-df-gj-np-tv-xz]{5,}", lowered) is not None
 
 
 def _is_plain_compound(word: str) -> bool:
