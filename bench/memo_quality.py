@@ -37,10 +37,10 @@ def through_services(backend, conversation, loop):
     from auditlog.events import Actor
     from compaction import services as compaction_services
     from compaction.context import context_assemble
-    from memo_eval.project.simulate import Run, measure
     from compaction.models import Summary
     from convmem.tenancy import tenant_create
     from convmem.tokens import MESSAGE_OVERHEAD
+    from memo_eval.project.simulate import Run, measure
     from threads import services
     from threads.models import Message, Thread
 
@@ -108,10 +108,10 @@ def main() -> int:
 
 def evaluate(args: argparse.Namespace) -> int:
     from compaction.backends import get_backend
+    from compaction.profiles import writer_segment_tokens
     from memo_eval.project.generator import SPLITS, generate
     from memo_eval.project.report import evaluate_split, format_report, goal_met, merged
     from memo_eval.project.simulate import DEFAULT_LOOP
-    from compaction.profiles import writer_segment_tokens
 
     backend = get_backend(args.backend)
     started = time.monotonic()

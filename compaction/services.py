@@ -289,7 +289,10 @@ def _draft(
         token_count=count_tokens(header + text, profile.encoding),
         header_tokens=header_tokens,
         shown=shown,
-        read=[*([sources.previous_memo] if sources.previous_memo else []), *(m.content for m in given)],
+        read=[
+            *([sources.previous_memo] if sources.previous_memo else []),
+            *(m.content for m in given),
+        ],
         draft=draft,
     )
 

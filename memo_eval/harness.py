@@ -64,6 +64,7 @@ class ConversationResult:
     max_memo_tokens: int = 0
     memos_written: int = 0
     final_memo: str = ""
+    details: list[dict[str, Any]] = field(default_factory=list)
 
 
 def openai_tool_calls(calls: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
@@ -132,11 +133,14 @@ def run_conversation(
             memo = assembly.sections.get("memo")
             shown = bool(memo) and memo.get("status") == "ready"
             memo_text = Summary.objects.get(public_id=memo["summary_id"]).text if shown else ""
-            result.inputs.append(score.score_input(conversation, index, input_text(assembly.messages)))
+            result.inputs.append(
+                score.score_input(conversation, index, input_text(assembly.messages))
+            )
             result.memo_only.append(score.score_input(conversation, index, memo_text))
             memo_tokens = assembly.tokens.get("memo", 0) - (MESSAGE_OVERHEAD if shown else 0)
             result.memo_tokens.append(max(0, memo_tokens))
             result.final_memo = memo_text
+            result.details.append(_details(conversation, index, memo_text, assembly))
         if inline:
             while pending := Summary.objects.filter(thread=thread, status="pending").first():
                 compaction_services.summary_write(summary_id=pending.pk)
@@ -146,6 +150,33 @@ def run_conversation(
     result.memos_written = ready.count()
     result.max_memo_tokens = max(ready.values_list("token_count", flat=True), default=0)
     return result
+
+
+def _details(
+    conversation: dict[str, Any], at: int, memo_text: str, assembly: Any
+) -> dict[str, Any]:
+    """For reading a run: the memo at ``at``, and the open values neither it nor the input
+    holds, and the stale values still in the memo."""
+    score = scorer()
+    model_input = score.norm(input_text(assembly.messages))
+    memo = score.norm(memo_text)
+    facts = conversation["facts"]
+    return {
+        "at": at,
+        "memo": memo_text,
+        "missing": [
+            f"{f['kind']}:{f['value']}"
+            for f in facts
+            if score.is_open(f, at) and not score.present(f["value"], model_input)
+        ],
+        "stale_in_memo": [
+            f["value"]
+            for f in facts
+            if f["superseded_at"] is not None
+            and f["superseded_at"] <= at
+            and score.present(f["value"], memo)
+        ],
+    }
 
 
 def _drain(thread_id: int) -> None:
@@ -181,7 +212,12 @@ def celery_worker() -> Iterator[subprocess.Popen[bytes]]:
     ]
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         deadline = time.monotonic() + WORKER_READY_TIMEOUT
@@ -230,7 +266,9 @@ def format_report(summary: dict[str, Any], *, title: str) -> list[str]:
         lines.append(f"    by checkpoint: {figures['static_recall_by_checkpoint']}")
         lines.append(f"    by domain: {figures['static_recall_by_domain']}")
         lines.append(f"    by kind: {figures['static_recall_by_kind']}")
-    lines.append(f"  memo tokens: {summary['memo_tokens']}, memos written {summary['memos_written']}")
+    lines.append(
+        f"  memo tokens: {summary['memo_tokens']}, memos written {summary['memos_written']}"
+    )
     return lines
 
 
@@ -243,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inline", action="store_true", help="write memos in this process")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--memos", action="store_true", help="print each final memo")
+    parser.add_argument("--details", type=Path, help="write each index's memo and misses here")
     args = parser.parse_args(argv)
     redis_url = os.environ.get("REDIS_URL")
     from bench import bench_database
@@ -276,6 +315,9 @@ def _evaluate(args: argparse.Namespace, database: str) -> int:
     finally:
         if worker is not None:
             worker.__exit__(None, None, None)
+    if args.details:
+        details = {result.conversation: result.details for result in results}
+        args.details.write_text(json.dumps(details, indent=1, ensure_ascii=False))
     summary = report(results)
     how = "memos written in-process" if args.inline else "memos written by a Celery worker"
     title = (

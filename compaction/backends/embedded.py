@@ -4,9 +4,9 @@ Deterministic, with no network and no model, and with no vocabulary of any domai
 a list of statements taken from the conversation, verbatim or trimmed around their values, one
 a line and oldest first::
 
-    Kept from earlier turns (oldest first; a later line on the same matter replaces an earlier):
-    - user: My booking code is qxhzpm and I land at 07:40 on 03/12/2026.
-    - assistant: Ticket 5f0c…e1 is open for the router at Calle Mayor 5.
+    Earlier in the conversation (oldest first; the user's words unless marked):
+    - My booking code is qxhzpm and I land at 07:40 on 03/12/2026.
+    - (assistant) Ticket 5f0c…e1 is open for the router at Calle Mayor 5.
 
 A statement is kept when it carries *anchors* (specific words, told by their shape:
 ``compaction.backends.salience``) or, from the user, a preference or decision. Each memo is the
@@ -60,16 +60,20 @@ from convmem.tokens import count_tokens
 PROMPT_VERSION = "extractive-memo/1"
 MODEL = "extractive-memo"
 DEFAULT_CONTEXT_TOKENS = 16384
-HEADER = "Kept from earlier turns (oldest first; a later line on the same matter replaces an earlier):"
+HEADER = "Earlier in the conversation (oldest first; the user's words unless marked):"
 # Where a statement divides into clauses: a comma, semicolon or colon and a blank, or a dash
 # between blanks (a value such as "1 234,50" or "12:30" has no blank after its mark).
 _CLAUSE = re.compile(r"([,;:] | [-–—] )")  # noqa: RUF001
-_LINE = re.compile(r"^- (user|assistant|tool|system|memo): (.+)$")
+# What the memo writer's input adds to a cut tool output: not the conversation's words.
+_MARKER = re.compile(
+    r"… \[\d+ (?:more )?tokens (?:of tool output not summarised|cut)\] …|^\[result of [^\]]*\] "
+)
+_LINE = re.compile(r"^- (?:\((assistant|tool|system|memo)\) )?(.+)$")
 # Statements taken from one message at most (a long tool output or a pasted log would otherwise
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
 MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
 MAX_WORDS = 40
-WINDOW_BEFORE, WINDOW_AFTER = 8, 3
+WINDOW_BEFORE, WINDOW_AFTER = 6, 3
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
@@ -103,7 +107,7 @@ class Line:
         return min(8, sum(strength(anchor) for anchor in self.anchors))
 
     def render(self) -> str:
-        return f"- {self.role}: {self.text}"
+        return f"- {self.text}" if self.role == "user" else f"- ({self.role}) {self.text}"
 
 
 class EmbeddedBackend:
@@ -127,7 +131,7 @@ class EmbeddedBackend:
         docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
         written."""
         memo = Memo(parse_memo(previous_memo or ""))
-        by_message = [list(statements(m.role, m.content)) for m in messages]
+        by_message = [list(statements(m.role, _MARKER.sub(" ", m.content))) for m in messages]
         repeated = _repeated_skeletons(memo.lines, by_message)
         memo.forget(repeated)
         for found in by_message:
@@ -157,7 +161,7 @@ def parse_memo(text: str) -> list[Line]:
         match = _LINE.match(raw)
         if match:
             role, body = match.groups()
-            lines.append(Line(role, body, tuple(_anchors_of(body))))
+            lines.append(Line(role or "user", body, tuple(_anchors_of(body))))
             continue
         for statement in worth_keeping(list(statements("memo", raw)), set()):
             lines.append(Line("memo", statement.text, statement.anchors))
@@ -240,7 +244,7 @@ def _trimmed(statement: Statement) -> Statement:
     if statement.anchors:
         text = _clauses_with(statement.text, statement.anchors, user=statement.role == "user")
     else:
-        lead, colon, rest = statement.text.rpartition(": ")
+        _lead, colon, rest = statement.text.rpartition(": ")
         text = rest if colon and len(rest.split()) >= 3 else statement.text
     if not (statement.role == "user" and statement.prefers):
         text = _windows(text, statement.anchors)
@@ -377,43 +381,55 @@ class Memo:
         return {key for key, count in counts.items() if count > limit}
 
     def _correct(self, line: Line) -> bool:
-        """Let the newest earlier line on the same matter go (or cut its stale values out).
-        True if one was found."""
-        new_values = [a for a in line.anchors if a.casefold() not in self._all_keys()]
+        """Let the earlier line that says the same thing go, or cut its stale values out. The
+        line chosen shares a content word with the new one and either holds a value of the
+        same shape as a new value or gives its value after the same label; among several, the
+        one sharing the most, the newest on a tie. True if one was found."""
+        known = self._all_keys()
+        new_values = [a for a in line.anchors if a.casefold() not in known]
         if not new_values:
             return False
         new_shapes = {shape(value) for value in new_values}
         topics = topic_words(line.text, line.anchors)
-        for old in reversed(self.lines):
-            stale = [
-                a
-                for a in old.anchors
-                if shape(a) in new_shapes and a.casefold() not in line.keys
-            ]
-            if not stale or not topics & topic_words(old.text, old.anchors):
+        label = _label_before(line.text, new_values[0])
+        best: tuple[float, Line, list[str]] | None = None
+        for position, old in enumerate(self.lines):
+            shared = len(topics & topic_words(old.text, old.anchors))
+            if not shared:
                 continue
-            kept = [a for a in old.anchors if a not in stale]
-            if not kept or all(a.casefold() in line.keys for a in kept):
-                self.lines.remove(old)
-            else:
-                old.text = _cut(old.text, stale)
-                old.anchors = tuple(kept)
-            return True
-        return False
+            fresh = [a for a in old.anchors if a.casefold() not in line.keys]
+            labelled = [a for a in fresh if _label_match(label, _label_before(old.text, a)) >= 4]
+            stale = labelled or [a for a in fresh if shape(a) in new_shapes]
+            if not stale:
+                continue
+            match = max(_label_match(label, _label_before(old.text, a)) for a in stale)
+            score = shared + match + position / len(self.lines)
+            if best is None or score > best[0]:
+                best = (score, old, _stale_run(old, stale))
+        if best is None:
+            return False
+        _, old, stale = best
+        kept = [a for a in old.anchors if a not in stale]
+        if not kept or all(a.casefold() in line.keys for a in kept):
+            self.lines.remove(old)
+        else:
+            old.text = _cut(old.text, stale)
+            old.anchors = tuple(kept)
+        return True
 
     def _restates_label(self, line: Line) -> bool:
-        """Whether an earlier line gives a value of the same shape after the same words (the
-        same label: "the pull request number for the Django upgrade is"): a new value for
-        the same thing, even without "actually" or "changed"."""
+        """Whether an earlier line gives a value after the same words (the same label: "the
+        pull request number for the Django upgrade is"): a new value for the same thing, even
+        without "actually" or "changed"."""
         new = [a for a in line.anchors if a.casefold() not in self._all_keys()]
         if not new:
             return False
         label = _label_before(line.text, new[0])
-        for old in self.lines:
-            for value in old.anchors:
-                if shape(value) == shape(new[0]) and _same_label(label, _label_before(old.text, value)):
-                    return True
-        return False
+        return any(
+            _same_label(label, _label_before(old.text, value))
+            for old in self.lines
+            for value in old.anchors
+        )
 
     def _all_keys(self) -> set[str]:
         return set().union(*(line.keys for line in self.lines)) if self.lines else set()
@@ -427,16 +443,36 @@ def _label_before(text: str, value: str) -> list[str]:
     return [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
 
 
-def _same_label(one: list[str], other: list[str]) -> bool:
-    """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
-    shorter one (at least four words)."""
+def _label_match(one: list[str], other: list[str]) -> int:
+    """How many words two labels end with alike."""
     matched = 0
     for a, b in zip(reversed(one), reversed(other), strict=False):
         if a != b:
             break
         matched += 1
+    return matched
+
+
+def _same_label(one: list[str], other: list[str]) -> bool:
+    """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
+    shorter one (at least four words)."""
+    matched = _label_match(one, other)
     shorter = min(len(one), len(other))
     return matched >= SAME_LABEL_WORDS or (matched == shorter and shorter >= 4)
+
+
+def _stale_run(line: Line, stale: list[str]) -> list[str]:
+    """The stale values and the values written right after them (the rest of an IBAN, an
+    address or an amount written in several pieces)."""
+    anchors = list(line.anchors)
+    run = set(stale)
+    for index, anchor in enumerate(anchors):
+        if anchor in run and index + 1 < len(anchors):
+            after = line.text.find(anchor) + len(anchor)
+            following = anchors[index + 1]
+            if line.text.find(following, after) - after in (0, 1, 2):
+                run.add(following)
+    return [anchor for anchor in anchors if anchor in run]
 
 
 def _adds(text: str, other: str) -> int:

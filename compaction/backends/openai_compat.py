@@ -60,10 +60,13 @@ and general policy text.
 statements first.
 {answer_form}"""
 JSON_ANSWER = (
-    "Answer with JSON: {\"lines\": [{\"role\": ..., \"text\": ..., \"values\": [the exact "
+    'Answer with JSON: {"lines": [{"role": ..., "text": ..., "values": [the exact '
     "values the text keeps]}]}."
 )
-TEXT_ANSWER = 'Answer with the memo only, one statement a line: "- <role>: <statement>".'
+TEXT_ANSWER = (
+    'Answer with the memo only, one statement a line: "- <statement>" for the user\'s words, '
+    '"- (assistant) <statement>" or "- (tool) <statement>" for the others.'
+)
 # The memo as structured output, for servers that support JSON-schema replies.
 MEMO_SCHEMA = {
     "name": "memo",
@@ -208,7 +211,7 @@ class OpenAICompatBackend:
         """The memo lines of a JSON-schema reply as text, and the values they claim to keep."""
         try:
             lines = json.loads(reply)["lines"]
-            rendered = [f"- {line['role']}: {' '.join(str(line['text']).split())}" for line in lines]
+            rendered = [_line(str(line["role"]), str(line["text"])) for line in lines]
             values = tuple(str(value) for line in lines for value in line.get("values") or ())
         except (ValueError, KeyError, TypeError) as error:
             raise BackendError(
@@ -262,6 +265,12 @@ def build_prompt(
 def frame(message: MemoSource) -> str:
     """One message of the transcript as sent: its framing, then its content."""
     return f"\n\n{message.role}: {message.content}"
+
+
+def _line(role: str, text: str) -> str:
+    """One memo line as the embedded writer writes it (the user's words unmarked)."""
+    text = " ".join(text.split())
+    return f"- {text}" if role == "user" else f"- ({role}) {text}"
 
 
 def _usage(completion: object) -> tuple[int, int]:

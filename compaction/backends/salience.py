@@ -29,7 +29,7 @@ _SENTENCE_END = re.compile(
     r"|\n+"
 )
 _WORD = re.compile(r"\S+")
-EDGE_PUNCTUATION = "\"'`“”‘’«»„()[]{}<>,.;:!?¿¡…*_~|"
+EDGE_PUNCTUATION = "\"'`“”‘’«»„()[]{}<>,.;:!?¿¡…*_~|"  # noqa: RUF001
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|“([^”\n]{2,120})”|`([^`\n]{1,160})`|«([^»\n]{2,120})»")
 _INNER_PUNCTUATION = re.compile(r"\w[-_.:#+=@/\\]\w|\w[(\[{]")
 
@@ -55,12 +55,31 @@ PREFERENCE = re.compile(
     re.IGNORECASE,
 )
 # The pronoun "I" and its contractions are capitalised everywhere, and name no one.
-_PRONOUN_I = re.compile(r"^I(?:['’][a-z]{1,2})?$")
+_PRONOUN_I = re.compile(r"^I(?:['’][a-z]{1,2})?$")  # noqa: RUF001
 STRONG, MEDIUM, WEAK = 3, 2, 1
 # Numbers written out ("in two weeks", "three twin rooms"): weak values of their own.
 NUMBER_WORDS = frozenset(
-    "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
-    "fifty hundred thousand dozen".split()
+    [
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "fifteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "hundred",
+        "thousand",
+        "dozen",
+    ]
 )
 
 
@@ -125,7 +144,9 @@ def anchors(text: str) -> list[str]:
         if not word:
             continue
         opens = index == 0 or words[index - 1].group(0)[-1:] in ".!?:;\"'“(-•*>"
-        follower = words[index + 1].group(0).strip(EDGE_PUNCTUATION) if index + 1 < len(words) else ""
+        follower = (
+            words[index + 1].group(0).strip(EDGE_PUNCTUATION) if index + 1 < len(words) else ""
+        )
         if is_specific(word, opens_sentence=opens, next_word=follower):
             found.append(word)
     return list(dict.fromkeys(found))
@@ -138,7 +159,7 @@ def strength(anchor: str) -> int:
     digits = sum(char.isdigit() for char in anchor)
     letters = sum(char.isalpha() for char in anchor)
     others = len(anchor) - digits - letters
-    if "@" in anchor[1:] or "://" in anchor or re.search(r"\w/\w", anchor) and letters > 1:
+    if "@" in anchor[1:] or "://" in anchor or (re.search(r"\w/\w", anchor) and letters > 1):
         return STRONG
     if digits:
         if len(anchor.replace(" ", "")) >= 4 and (letters or others):
@@ -205,10 +226,10 @@ def _unpronounceable(word: str) -> bool:
 
 
 def _is_plain_compound(word: str) -> bool:
-    """"well-known", "e.g.", "and/or": joined ordinary words, not a value."""
+    """ "well-known", "e.g.", "and/or": joined ordinary words, not a value."""
     parts = re.split(r"[-/.]", word)
     return all(part.isalpha() and part.islower() for part in parts) and (
-        "-" in word or len(parts) == 2 and all(len(part) <= 3 for part in parts)
+        "-" in word or (len(parts) == 2 and all(len(part) <= 3 for part in parts))
     )
 
 

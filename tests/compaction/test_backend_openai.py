@@ -30,10 +30,10 @@ from compaction.backends.openai_compat import (
     OpenAICompatBackend,
     frame,
 )
+from convmem.tokens import count_tokens
 from memo_eval.project.generator import generate
 from memo_eval.project.report import evaluate_split
 from memo_eval.project.simulate import LoopSettings
-from convmem.tokens import count_tokens
 from tests.support.chat_server import ChatServer, fake_summary, json_memo, prompt_words
 
 API_KEY = "sk-test-convmem"
@@ -86,7 +86,7 @@ def test_it_sends_the_versioned_prompt_and_returns_the_memo(
     assert "msg_a1" not in user["content"]  # ids would cost ~20 tokens a message
     assert "Previous memo" not in user["content"]
     # The test server answers with the fact-bearing lines of the prompt, as JSON lines.
-    assert draft.text.startswith("- user: ")
+    assert draft.text.startswith("- ")
     assert "ORD-48213" in draft.text
     assert "dana@example.com" in draft.text
     assert "ORD-48213" in draft.values
@@ -109,7 +109,8 @@ def test_a_server_without_json_schema_output_is_asked_for_plain_text(
 
     refused, plain, later = server.requests
     assert "response_format" in refused.body
-    assert "response_format" not in plain.body and "response_format" not in later.body
+    assert "response_format" not in plain.body
+    assert "response_format" not in later.body
     assert TEXT_ANSWER in plain.body["messages"][0]["content"]
     assert first.prompt_version == PROMPT_VERSION
     assert "ORD-48213" in first.text
@@ -132,7 +133,7 @@ def test_the_prompt_asks_for_the_same_kind_of_memo_as_the_embedded_writer() -> N
     assert "Carry every still-open item of the previous memo forward" in SYSTEM_PROMPT
     assert "keep only the newest" in SYSTEM_PROMPT
     assert "Copy every value exactly as written" in SYSTEM_PROMPT
-    assert '"- <role>: <statement>"' in TEXT_ANSWER
+    assert '"- (assistant) <statement>"' in TEXT_ANSWER
 
 
 @pytest.mark.parametrize("answer_form", [JSON_ANSWER, TEXT_ANSWER])

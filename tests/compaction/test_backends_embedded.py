@@ -31,7 +31,7 @@ def _memo(messages: list[MemoSource], *, previous: str | None = None, max_tokens
 CODING_AGENT = _sources(
     ("user", "The test suite fails since this morning; the repo is at ~/src/billing-svc."),
     ("assistant", "Running it now."),
-    ("assistant", "[called shell with {\"cmd\": \"pytest tests/test_invoice.py -x\"}]"),
+    ("assistant", '[called shell with {"cmd": "pytest tests/test_invoice.py -x"}]'),
     (
         "tool",
         "[result of shell] FAILED tests/test_invoice.py::test_rounding - "
@@ -44,7 +44,10 @@ CODING_AGENT = _sources(
 TRIP = _sources(
     ("user", "Hola, soy Joaquín Pérez. We fly to Kraków on 03/12/2026 and back on 10/12/2026."),
     ("assistant", "Lovely! Do you have the booking reference?"),
-    ("user", "Yes, booking code qxhzpm, and the hotel confirmation is 4f9c2e1a-77b0-4c1e-9d2e-5a0b."),
+    (
+        "user",
+        "Yes, booking code qxhzpm, and the hotel confirmation is 4f9c2e1a-77b0-4c1e-9d2e-5a0b.",
+    ),
     ("user", "My wife Ewa is vegetarian and we prefer a quiet room away from the lift."),
     ("assistant", "Noted. The hotel is at ul. Floriańska 14, 31-019 Kraków."),
     ("user", "Budget is 4 500 zł for the whole stay."),
@@ -138,7 +141,9 @@ def test_a_correction_replaces_the_stale_value() -> None:
         )
     )
     memo = _memo(
-        _sources(("user", "Actually, I moved: the delivery address is now 7 Elm Road, York YO1 7HH.")),
+        _sources(
+            ("user", "Actually, I moved: the delivery address is now 7 Elm Road, York YO1 7HH.")
+        ),
         previous=memo,
     )
 
@@ -157,7 +162,8 @@ def test_a_closed_matter_is_let_go_and_an_open_one_stays() -> None:
     )
 
     assert "inc-4471" not in memo
-    assert "inc-5002" in memo and "ab12-cd34" in memo
+    assert "inc-5002" in memo
+    assert "ab12-cd34" in memo
 
 
 def test_a_question_about_closing_does_not_close() -> None:
@@ -197,7 +203,8 @@ def test_under_pressure_the_newest_lines_stay() -> None:
 def test_a_previous_memo_in_prose_is_read_like_messages() -> None:
     memo = _memo(_sources(("user", "ok")), previous="The customer, Dana Whitfield, paid ¥12,400.")
 
-    assert "Dana Whitfield" in memo and "¥12,400" in memo
+    assert "Dana Whitfield" in memo
+    assert "¥12,400" in memo
 
 
 def test_a_budget_too_small_for_anything_gives_an_empty_memo() -> None:
@@ -205,12 +212,15 @@ def test_a_budget_too_small_for_anything_gives_an_empty_memo() -> None:
 
 
 def test_anchors_are_told_by_shape_not_by_vocabulary() -> None:
-    found = anchors("Send it to ana@x.io, see https://x.io/a?b=1 or run `make test` for SEK 1.200,50.")
+    found = anchors(
+        "Send it to ana@x.io, see https://x.io/a?b=1 or run `make test` for SEK 1.200,50."
+    )
 
     assert "ana@x.io" in found
     assert "https://x.io/a?b=1" in found
     assert "make test" in found
-    assert "SEK" in found and "1.200,50" in found
+    assert "SEK" in found
+    assert "1.200,50" in found
     assert anchors("then we talked about the weather and went home") == []
 
 
@@ -235,7 +245,7 @@ _WORDS = st.sampled_from(
         "?",
         ".",
         "\n",
-        "- user:",
+        "- (tool)",
         HEADER,
     ]
 )

@@ -42,10 +42,13 @@ def test_invalidating_a_covered_message_makes_the_memo_stale_and_requests_a_rebu
     acme, memo_thread, django_capture_on_commit_callbacks
 ):
     memo = Summary.objects.get(thread=memo_thread, status="ready")
-    # The newest covered turn: its order is one of the open cases a state memo keeps.
-    covered = Message.objects.get(public_id=memo.covered_ids[-1])
+    # The newest covered turn whose order the memo kept (it keeps the user's questions first).
+    covered = next(
+        message
+        for message in Message.objects.filter(public_id__in=memo.covered_ids).order_by("-depth")
+        if re.search(r"ORD-\d+", message.content).group(0) in memo.text
+    )
     fact = re.search(r"ORD-\d+", covered.content).group(0)
-    assert fact in memo.text
     Message.objects.filter(pk=covered.pk).update(content="[erased]", erased_at=timezone.now())
 
     with django_capture_on_commit_callbacks() as callbacks:
@@ -243,8 +246,8 @@ def test_values_a_remote_writer_invents_are_stored_as_unsupported(acme, openai_s
         )
 
     assert written.text.splitlines() == [
-        "- user: order ORD-1002 for $2.50",
-        "- user: refund RF-777 approved",
+        "- order ORD-1002 for $2.50",
+        "- refund RF-777 approved",
     ]
     assert written.scores["unsupported_values"] == ["RF-777", "EUR 2.50"]
     assert written.scores["unsupported_values_count"] == 2

@@ -6,6 +6,7 @@ from statistics import fmean
 import pytest
 
 from compaction.backends.base import MemoDraft, MemoSource
+from convmem.tokens import count_tokens
 from memo_eval.project.checker import (
     amounts_in,
     dates_in,
@@ -24,7 +25,6 @@ from memo_eval.project.generator import (
 )
 from memo_eval.project.report import evaluate_split, format_report, goal_met, merged
 from memo_eval.project.simulate import LoopSettings, message_ids, run_conversation, segments
-from convmem.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,8 @@ asks with `stream_options.include_usage`) a usage chunk with no choices, then `d
 `reply` sets a fixed reply text for every mode that answers (default: the deterministic memo
 above). A request with a JSON-schema `response_format` is answered with that memo as JSON
 (`{"lines": [{"role", "text", "values"}]}`), or, with `json_schema=False` (a server without
-structured output), refused with HTTP 400 naming `response_format`. `stream_fail_after` (a number of words) ends the stream there without `finish_reason`
+structured output), refused with HTTP 400 naming `response_format`.
+`stream_fail_after` (a number of words) ends the stream there without `finish_reason`
 or `[DONE]`, as a server that dies mid-answer does. A stream whose client went away is counted
 in `aborted_streams` (so a test can see that the caller stopped reading the model).
 
@@ -393,7 +394,9 @@ def json_memo(text: str) -> str:
         {
             "role": "user",
             "text": piece,
-            "values": [w.strip(".,;") for w in piece.split() if any(c.isdigit() or c == "@" for c in w)],
+            "values": [
+                w.strip(".,;") for w in piece.split() if any(c.isdigit() or c == "@" for c in w)
+            ],
         }
         for piece in text.split("; ")
     ]
