@@ -398,8 +398,9 @@ class Memo:
             if not shared:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
-            labelled = [a for a in fresh if _label_match(label, _label_before(old.text, a)) >= 4]
-            stale = labelled or [a for a in fresh if shape(a) in new_shapes]
+            labelled = [a for a in fresh if _same_label(label, _label_before(old.text, a))]
+            shaped = [a for a in fresh if shape(a) in new_shapes]
+            stale = labelled or shaped
             if not stale:
                 continue
             match = max(_label_match(label, _label_before(old.text, a)) for a in stale)
