@@ -28,13 +28,16 @@ MAX_RATIO = 1.5
 
 
 @contextmanager
-def bench_database() -> Iterator[str]:
+def bench_database(*, keep_redis: bool = False) -> Iterator[str]:
     """Configure Django for a fresh benchmark database, migrate it, and drop it afterwards.
 
-    Yields a label for the report ("postgresql" or "sqlite").
+    Yields a label for the report ("postgresql" or "sqlite"). ``keep_redis``: use the Redis of
+    ``REDIS_URL`` as broker and cache (for a run with a worker process) instead of the
+    filesystem broker and a local cache.
     """
     url = os.environ.get("DATABASE_URL", "")
-    os.environ.pop("REDIS_URL", None)  # locmem cache and a filesystem broker: nothing shared
+    if not keep_redis:
+        os.environ.pop("REDIS_URL", None)  # locmem cache and a filesystem broker: nothing shared
     os.environ.update(
         DEBUG="0",  # no query log; DEBUG=0 then needs the two settings below for APIClient
         SECURE_SSL_REDIRECT="0",

@@ -15,8 +15,8 @@ memo alone. ``--inline`` writes the memos in this process instead (quicker, for 
 
 Tune only on ``dev``; ``heldout`` is for the report. The database is a scratch one
 (``bench.bench_database``: PostgreSQL when ``DATABASE_URL`` names one, else SQLite in a
-temporary directory); the broker is the filesystem broker in that directory, unless
-``REDIS_URL`` is given.
+temporary directory); the worker's broker is the Redis of ``REDIS_URL`` when given, else the
+filesystem broker in that directory.
 """
 
 from __future__ import annotations
@@ -283,12 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memos", action="store_true", help="print each final memo")
     parser.add_argument("--details", type=Path, help="write each index's memo and misses here")
     args = parser.parse_args(argv)
-    redis_url = os.environ.get("REDIS_URL")
     from bench import bench_database
 
-    with bench_database() as database:
-        if redis_url:  # bench_database chose the filesystem broker; a given Redis wins
-            os.environ["REDIS_URL"] = redis_url
+    with bench_database(keep_redis=not args.inline) as database:
         return _evaluate(args, database)
 
 

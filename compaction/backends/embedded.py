@@ -6,7 +6,7 @@ a line and oldest first::
 
     Earlier in the conversation (oldest first; the user's words unless marked):
     - My booking code is qxhzpm and I land at 07:40 on 03/12/2026.
-    - (assistant) Ticket 5f0c…e1 is open for the router at Calle Mayor 5.
+    - assistant: Ticket 5f0c…e1 is open for the router at Calle Mayor 5.
 
 A statement is kept when it carries *anchors* (specific words, told by their shape:
 ``compaction.backends.salience``) or, from the user, a preference or decision. Each memo is the
@@ -68,7 +68,7 @@ _CLAUSE = re.compile(r"([,;:] | [-–—] )")  # noqa: RUF001
 _MARKER = re.compile(
     r"… \[\d+ (?:more )?tokens (?:of tool output not summarised|cut)\] …|^\[result of [^\]]*\] "
 )
-_LINE = re.compile(r"^- (?:\((assistant|tool|system|memo)\) )?(.+)$")
+_LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
 # Statements taken from one message at most (a long tool output or a pasted log would otherwise
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
 MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
@@ -107,7 +107,7 @@ class Line:
         return min(8, sum(strength(anchor) for anchor in self.anchors))
 
     def render(self) -> str:
-        return f"- {self.text}" if self.role == "user" else f"- ({self.role}) {self.text}"
+        return f"- {self.text}" if self.role == "user" else f"- {self.role}: {self.text}"
 
 
 class EmbeddedBackend:

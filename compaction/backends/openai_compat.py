@@ -65,7 +65,7 @@ JSON_ANSWER = (
 )
 TEXT_ANSWER = (
     'Answer with the memo only, one statement a line: "- <statement>" for the user\'s words, '
-    '"- (assistant) <statement>" or "- (tool) <statement>" for the others.'
+    '"- assistant: <statement>" or "- tool: <statement>" for the others.'
 )
 # The memo as structured output, for servers that support JSON-schema replies.
 MEMO_SCHEMA = {
@@ -270,7 +270,7 @@ def frame(message: MemoSource) -> str:
 def _line(role: str, text: str) -> str:
     """One memo line as the embedded writer writes it (the user's words unmarked)."""
     text = " ".join(text.split())
-    return f"- {text}" if role == "user" else f"- ({role}) {text}"
+    return f"- {text}" if role == "user" else f"- {role}: {text}"
 
 
 def _usage(completion: object) -> tuple[int, int]:

@@ -133,7 +133,7 @@ def test_the_prompt_asks_for_the_same_kind_of_memo_as_the_embedded_writer() -> N
     assert "Carry every still-open item of the previous memo forward" in SYSTEM_PROMPT
     assert "keep only the newest" in SYSTEM_PROMPT
     assert "Copy every value exactly as written" in SYSTEM_PROMPT
-    assert '"- (assistant) <statement>"' in TEXT_ANSWER
+    assert '"- assistant: <statement>"' in TEXT_ANSWER
 
 
 @pytest.mark.parametrize("answer_form", [JSON_ANSWER, TEXT_ANSWER])

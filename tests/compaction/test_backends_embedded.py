@@ -245,7 +245,7 @@ _WORDS = st.sampled_from(
         "?",
         ".",
         "\n",
-        "- (tool)",
+        "- tool:",
         HEADER,
     ]
 )
