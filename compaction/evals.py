@@ -10,9 +10,10 @@ memo kept (recall; also for the facts mentioned last, which are the likeliest to
 how many facts the memo states that no original supports (unsupported rate) and how much
 smaller it is (compression). `score_memo` does the same for a list of texts in memory.
 
-No summarizer uses this extractor to choose what to keep (the embedded one has its own reader),
-so these scores measure a memo rather than echo its author. They need no ground truth, which is
-why they are stored with every memo; `compaction.memo_eval` is the evaluation with ground truth.
+No summarizer uses this extractor to choose what to keep (the embedded one tells values by
+their shape, ``compaction.backends.salience``), so these scores measure a memo rather than echo
+its author. They need no ground truth, which is why they are stored with every memo; the
+top-level ``memo_eval`` package is the evaluation with ground truth.
 
 The extractor is heuristic and deliberately conservative about names: a capitalised word at the
 start of a sentence is only taken as a name when the name continues ("Maria Lopez said"), and a
