@@ -1,6 +1,6 @@
 """Memo quality on held-out 500-turn conversations: what the assembled context still holds.
 
-Runs the production memo loop (``compaction.memo_eval``: ~3k-token segments, each memo written
+Runs the production memo loop (``memo_eval.project``: ~3k-token segments, each memo written
 from the previous memo and the next segment, memo of 512 tokens, window 8192, reserve 1024) on
 the held-out conversations: seeds 1001-1010 in the "heldout" phrasings and 2001-2010 in the
 "heldout2" phrasings, which no tuning run used ("heldout2" was written after the embedded
@@ -37,10 +37,10 @@ def through_services(backend, conversation, loop):
     from auditlog.events import Actor
     from compaction import services as compaction_services
     from compaction.context import context_assemble
-    from compaction.memo_eval.simulate import Run, measure
     from compaction.models import Summary
     from convmem.tenancy import tenant_create
     from convmem.tokens import MESSAGE_OVERHEAD
+    from memo_eval.project.simulate import Run, measure
     from threads import services
     from threads.models import Message, Thread
 
@@ -108,10 +108,10 @@ def main() -> int:
 
 def evaluate(args: argparse.Namespace) -> int:
     from compaction.backends import get_backend
-    from compaction.memo_eval.generator import SPLITS, generate
-    from compaction.memo_eval.report import evaluate_split, format_report, goal_met, merged
-    from compaction.memo_eval.simulate import DEFAULT_LOOP
     from compaction.profiles import writer_segment_tokens
+    from memo_eval.project.generator import SPLITS, generate
+    from memo_eval.project.report import evaluate_split, format_report, goal_met, merged
+    from memo_eval.project.simulate import DEFAULT_LOOP
 
     backend = get_backend(args.backend)
     started = time.monotonic()

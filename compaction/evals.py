@@ -10,9 +10,10 @@ memo kept (recall; also for the facts mentioned last, which are the likeliest to
 how many facts the memo states that no original supports (unsupported rate) and how much
 smaller it is (compression). `score_memo` does the same for a list of texts in memory.
 
-No summarizer uses this extractor to choose what to keep (the embedded one has its own reader),
-so these scores measure a memo rather than echo its author. They need no ground truth, which is
-why they are stored with every memo; `compaction.memo_eval` is the evaluation with ground truth.
+No summarizer uses this extractor to choose what to keep (the embedded one tells values by
+their shape, ``compaction.backends.salience``), so these scores measure a memo rather than echo
+its author. They need no ground truth, which is why they are stored with every memo; the
+top-level ``memo_eval`` package is the evaluation with ground truth.
 
 The extractor is heuristic and deliberately conservative about names: a capitalised word at the
 start of a sentence is only taken as a name when the name continues ("Maria Lopez said"), and a
@@ -27,6 +28,7 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from compaction.backends.salience import anchors
 from convmem.tokens import count_tokens
 
 
@@ -547,3 +549,24 @@ def score_memo_over_range(
         "missing": [str(fact) for fact in missing[:max_listed]],
         "unsupported": _display(unsupported)[:max_listed],
     }
+
+
+# --- values a writer states that its sources do not hold ---------------------------------------
+
+
+def unsupported_values(memo: str, sources: Iterable[str], claimed: Iterable[str] = ()) -> list[str]:
+    """The values of ``memo`` (its specific words: ``compaction.backends.salience.anchors``)
+    and the values a writer ``claimed`` to keep that occur in none of ``sources`` (the previous
+    memo and the messages it was written from), compared without regard to case or spacing.
+
+    A memo that only copies from its sources has none; a model's reply that re-spells a value
+    ("EUR 615.09" for "€615.09") or invents one has it listed here, in memo order.
+    """
+    haystack = _squeezed("\n".join(sources))
+    values = [*anchors(memo), *claimed]
+    unsupported = [value for value in values if _squeezed(value) not in haystack]
+    return list(dict.fromkeys(unsupported))
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.casefold().split())

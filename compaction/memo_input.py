@@ -4,8 +4,9 @@ summarizer's context limit.
 Summarizer backends take ``MemoSource(id, role, content)`` with plain text, so agent turns are
 spelled out here: a tool call as ``[called name with {arguments}]``, a tool result as
 ``[result of name] …``, images and files by reference as ``[image URL]`` / ``[file ID]``.
-Bulky tool results are cut to their first ``elide_over`` tokens before summarising (the lever
-the curator pulls for the model input, too).
+Bulky tool results are cut to ``elide_over`` tokens before summarising, half from their start
+and half from their end, where logs and reports put their outcome (the curator pulls the same
+lever for the model input).
 
 The writer's input is bounded by construction: ``input_budget`` is what the summarizer's
 context holds after its output, the previous memo and the prompt's fixed text, and
@@ -59,16 +60,20 @@ def _text(row: RangeRow, names: dict[str, str], elide_over: int, encoding: str) 
     if row.role != "tool":
         return text
     if elide_over and row.token_count > elide_over:
-        text = _head(text, elide_over, encoding) + (
-            f" … [{row.token_count - elide_over} more tokens of tool output not summarised]"
-        )
+        # Its start and its end: logs and reports put their outcome, errors and totals last.
+        head, tail = _ends(text, elide_over, encoding)
+        cut = row.token_count - elide_over
+        text = f"{head} … [{cut} tokens of tool output not summarised] … {tail}"
     label = names.get(row.tool_call_id, row.tool_call_id) if row.tool_call_id else "a tool"
     return f"[result of {label}] {text}"
 
 
-def _head(text: str, tokens: int, encoding: str) -> str:
+def _ends(text: str, tokens: int, encoding: str) -> tuple[str, str]:
+    """The first and the last ``tokens // 2`` tokens of ``text``."""
     codec = get_encoding(encoding)
-    return codec.decode(codec.encode(text, disallowed_special=())[:tokens])
+    encoded = codec.encode(text, disallowed_special=())
+    half = tokens // 2
+    return codec.decode(encoded[:half]), codec.decode(encoded[len(encoded) - (tokens - half) :])
 
 
 def fit_sources(sources: Sequence[MemoSource], *, budget: int, encoding: str) -> list[MemoSource]:

@@ -43,7 +43,7 @@ from auditlog.events import Actor, audit_event_record
 from compaction import selectors
 from compaction.backends import BackendError, MemoDraft, SummarizerBackend, get_backend
 from compaction.curator import Turn, next_segment
-from compaction.evals import score_memo, score_memo_over_range
+from compaction.evals import score_memo, score_memo_over_range, unsupported_values
 from compaction.memo_input import fit_sources, input_budget, memo_sources
 from compaction.models import Summary
 from compaction.profiles import EffectiveProfile, thread_profile
@@ -216,6 +216,7 @@ class _Written:
     token_count: int
     header_tokens: int
     shown: list[selectors.RangeRow]
+    read: list[str]
     draft: MemoDraft
 
 
@@ -278,10 +279,9 @@ def _draft(
         max_tokens=text_budget,
         previous_memo_tokens=sources.previous_tokens,
     )
+    given = fit_sources(sources_text, budget=budget, encoding=profile.encoding)
     draft = backend.summarize(
-        previous_memo=sources.previous_memo,
-        messages=fit_sources(sources_text, budget=budget, encoding=profile.encoding),
-        max_tokens=text_budget,
+        previous_memo=sources.previous_memo, messages=given, max_tokens=text_budget
     )
     text = _fit_lines(draft.text, text_budget, profile.encoding)
     if not text:
@@ -291,6 +291,10 @@ def _draft(
         token_count=count_tokens(header + text, profile.encoding),
         header_tokens=header_tokens,
         shown=shown,
+        read=[
+            *([sources.previous_memo] if sources.previous_memo else []),
+            *(m.content for m in given),
+        ],
         draft=draft,
     )
 
@@ -317,6 +321,7 @@ def _store(
         original_tokens=sum(row.token_count for row in written.shown) + sources.previous_tokens,
         memo_tokens=max(0, written.token_count - written.header_tokens),
     ).as_dict()
+    scores.update(_checked_values(written))
     fields = {
         "status": Summary.Status.READY,
         "text": written.text,
@@ -371,6 +376,13 @@ def _store(
             _continue_chain(summary, profile)
         transaction.on_commit(partial(summary_score_enqueue, summary.pk))
     return summary
+
+
+def _checked_values(written: _Written) -> dict[str, object]:
+    """The memo's values (and those the backend says it kept) that none of what it read holds:
+    kept in the stored scores, rescoring included, and shown on the memo page."""
+    values = unsupported_values(written.text, written.read, written.draft.values)
+    return {"unsupported_values": values, "unsupported_values_count": len(values)}
 
 
 def summary_score_enqueue(summary_id: int) -> None:
@@ -433,6 +445,9 @@ def summary_score(*, summary_id: int) -> Summary | None:
         "segment_messages": len(shown),
         "range_messages": summary.last.depth - summary.first.depth + 1,
     }
+    for key in ("unsupported_values", "unsupported_values_count"):  # the writer's own check
+        if key in (summary.scores or {}):
+            scores[key] = summary.scores[key]
     stored = Summary.objects.filter(
         pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
     ).update(scores=scores, updated_at=timezone.now())

@@ -39,6 +39,8 @@ class MemoDraft:
 
     `prompt_tokens` and `completion_tokens` are what the call read and wrote: the server's
     `usage` for a remote model, our tokenizer's counts for the embedded backend (0: unknown).
+    `values`: the values the backend says the memo keeps (a structured reply lists them); the
+    memo writer checks them, with the values it finds in the text, against the sources.
     """
 
     text: str
@@ -47,6 +49,7 @@ class MemoDraft:
     prompt_version: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    values: tuple[str, ...] = ()
 
 
 class BackendError(Exception):

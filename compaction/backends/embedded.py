@@ -1,38 +1,120 @@
-"""The embedded summarizer: a structured state memo, deterministic, with no network and no model.
+"""The embedded summarizer: an extractive memo of the statements later turns depend on.
 
-Each memo is the previous memo's state (read back from its text by `memo_state.parse_memo`)
-with the new messages folded in (`memo_reader.MemoReader`), written as sections: the customer,
-the open cases (one line each: kind, id, status, then its identifiers, amounts and dates),
-closed cases, open items, and what changed since the previous memo; then shortened to
-`max_tokens` by `memo_state.fit_memo` (closed cases shrink and go first; open cases keep their
-identifiers, amounts, dates and status longest). A previous memo that is not in this form (a
-memo from another backend) is read like message text, so its facts are not lost.
+Deterministic, with no network and no model, and with no vocabulary of any domain. The memo is
+a list of statements taken from the conversation, verbatim or trimmed around their values, one
+a line and oldest first::
 
-Settings: `CONVMEM_EMBEDDED_CONTEXT_TOKENS` (default 16384), the input plus output size the
+    Earlier in the conversation (oldest first; the user's words unless marked):
+    - My booking code is qxhzpm and I land at 07:40 on 03/12/2026.
+    - assistant: Ticket 5f0c…e1 is open for the router at Calle Mayor 5.
+
+A statement is kept when it carries *anchors* (specific words, told by their shape:
+``compaction.backends.salience``) or, from the user, a preference or decision. Each memo is the
+previous memo's lines plus the next segment's statements, folded in order:
+
+- a statement that only restates an earlier line (its values all there, hardly a new word)
+  refreshes that line (it moves to the end) instead of being added again; an earlier line that
+  the new statement restates in full is replaced by it;
+- a correction (an "actually", "instead", "new", "changed"… statement) replaces the newest
+  earlier line on the same matter — sharing a content word and holding a value of the same shape
+  as the new value — or, when that line carries other values too, cuts the stale value out;
+- a closing statement ("resolved", "cancelled", "no longer needed"…) that brings no new value
+  lets go of the lines holding its identifiers, unless those identifiers run through much of
+  the memo (a customer number, a project path);
+- the memo is then brought within ``max_tokens`` by letting go of the least needed lines: old
+  before new, assistant and tool lines before the user's, lines with few values before lines
+  with many.
+
+A previous memo in another form (a remote model's prose) is read like message text, so its facts
+are not lost. What each memo kept and let go is measured by the stored scores
+(``compaction.evals``) and shown on the memo page.
+
+Settings: ``CONVMEM_EMBEDDED_CONTEXT_TOKENS`` (default 16384), the input plus output size the
 writer may hand this backend in one call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 
 from compaction.backends.base import MemoDraft, MemoSource
-from compaction.backends.memo_reader import MemoReader
-from compaction.backends.memo_state import MemoState, fit_memo, parse_memo
+from compaction.backends.salience import (
+    EDGE_PUNCTUATION,
+    MEDIUM,
+    PREFERENCE,
+    STRONG,
+    WEAK,
+    Statement,
+    shape,
+    skeleton,
+    statements,
+    strength,
+    topic_words,
+)
 from convmem.tokens import count_tokens
 
-PROMPT_VERSION = "state-memo/1"
-MODEL = "state-memo"
+PROMPT_VERSION = "extractive-memo/1"
+MODEL = "extractive-memo"
 DEFAULT_CONTEXT_TOKENS = 16384
+HEADER = "Earlier in the conversation (oldest first; the user's words unless marked):"
+# Where a statement divides into clauses: a comma, semicolon or colon and a blank, or a dash
+# between blanks (a value such as "1 234,50" or "12:30" has no blank after its mark).
+_CLAUSE = re.compile(r"([,;:] | [-–—] )")  # noqa: RUF001
+# What the memo writer's input adds to a cut tool output: not the conversation's words.
+_MARKER = re.compile(
+    r"… \[\d+ (?:more )?tokens (?:of tool output not summarised|cut)\] …|^\[result of [^\]]*\] "
+)
+_LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
+# Statements taken from one message at most (a long tool output or a pasted log would otherwise
+# fill the memo alone), and the words a kept statement is trimmed to around its values.
+MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
+MAX_WORDS = 40
+WINDOW_BEFORE, WINDOW_AFTER = 6, 3
+# An identifier held by more than this share of the memo's lines is the conversation's own (a
+# customer number, a repository): closing one matter never lets go of it.
+SHARED_ANCHOR_SHARE = 0.25
+# Content words a closing statement without values must share with a line to close it.
+CLOSING_WORDS = 2
+# A statement holding only values a line already holds, and fewer new words than this, restates
+# that line (it refreshes it instead of being kept twice).
+RESTATEMENT_WORDS = 3
+# A skeleton seen this often in the memo and the segment is a template or small talk.
+REPEATS = 2
+GRAM = 4
+# Words before a value that, ending two statements alike, make them statements of one thing.
+SAME_LABEL_WORDS = 7
+_ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2}
+
+
+@dataclass
+class Line:
+    """One kept statement: who said it, its (trimmed) text, and its anchors."""
+
+    role: str
+    text: str
+    anchors: tuple[str, ...]
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(anchor.casefold() for anchor in self.anchors)
+
+    @property
+    def weight(self) -> int:
+        return min(8, sum(strength(anchor) for anchor in self.anchors))
+
+    def render(self) -> str:
+        return f"- {self.text}" if self.role == "user" else f"- {self.role}: {self.text}"
 
 
 class EmbeddedBackend:
-    """Structured state memos within `max_tokens` (counted with the default encoding).
+    """Extractive memos within ``max_tokens`` (counted with the default encoding).
 
-    Same input, same memo. The memo is empty when nothing in the range names the customer or a
-    case, or when `max_tokens` is too small for even the customer's line.
+    Same input, same memo. The memo is empty when nothing in the range carries a value, a
+    preference or a decision, or when ``max_tokens`` is too small for one line.
     """
 
     name = "embedded"
@@ -45,19 +127,17 @@ class EmbeddedBackend:
     def summarize(
         self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
     ) -> MemoDraft:
-        """Fold `messages` into the state of `previous_memo` and write it; see the module
-        docstring. `prompt_tokens` counts what was read, `completion_tokens` what was written."""
-        state, leftovers = parse_memo(previous_memo or "")
-        before = _statuses(state)
-        reader = MemoReader(state)
-        if leftovers:
-            reader.read(role="memo", text="\n".join(leftovers))
-        for message in messages:
-            reader.read(role=message.role, text=message.content)
-        reader.refresh_items()
-        state.changes = _changes(before, state)
-        state.focus = reader.focus
-        text = fit_memo(state, max(max_tokens, 0))
+        """Fold ``messages`` into the lines of ``previous_memo`` and write them; see the module
+        docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
+        written."""
+        memo = Memo(parse_memo(previous_memo or ""))
+        by_message = [list(statements(m.role, _MARKER.sub(" ", m.content))) for m in messages]
+        repeated = _repeated_skeletons(memo.lines, by_message)
+        memo.forget(repeated)
+        for found in by_message:
+            for statement in worth_keeping(found, repeated):
+                memo.fold(statement)
+        text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
             count_tokens(message.content) for message in messages
         )
@@ -71,19 +151,377 @@ class EmbeddedBackend:
         )
 
 
-def _statuses(state: MemoState) -> dict[str, str]:
-    return {key: case.status for key, case in state.cases.items()}
+def parse_memo(text: str) -> list[Line]:
+    """The lines of a memo this backend wrote; any other text is read as statements."""
+    lines: list[Line] = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if not raw or raw == HEADER:
+            continue
+        match = _LINE.match(raw)
+        if match:
+            role, body = match.groups()
+            lines.append(Line(role or "user", body, tuple(_anchors_of(body))))
+            continue
+        for statement in worth_keeping(list(statements("memo", raw)), set()):
+            lines.append(Line("memo", statement.text, statement.anchors))
+    return lines
 
 
-def _changes(before: dict[str, str], state: MemoState) -> list[str]:
-    """New cases and status changes since the previous memo: open cases first (a short memo
-    keeps only the first few), each group in case order."""
-    changes: list[tuple[bool, str]] = []
-    for key, case in state.cases.items():
-        if key not in before:
-            changes.append((case.closed, f"new {case.kind} {key} ({case.status})"))
-        elif before[key] != case.status:
-            changes.append((case.closed, f"{key} {before[key]} -> {case.status}"))
-    return [change for closed, change in changes if not closed] + [
-        change for closed, change in changes if closed
+def _anchors_of(text: str) -> list[str]:
+    return [anchor for statement in statements("memo", text) for anchor in statement.anchors]
+
+
+def _repeated_skeletons(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> set[str]:
+    """What the memo and the segment say over and over, as skeletons and as word 4-grams:
+    lines of one template (log lines, JSON fields of every tool reply) and small talk. A value
+    worth keeping is said in its own words."""
+    texts = [line.text for line in lines] + [s.text for found in by_message for s in found]
+    counts: dict[str, int] = {}
+    for text in texts:
+        for key in {skeleton(text), *_grams(text)}:
+            counts[key] = counts.get(key, 0) + 1
+    return {key for key, count in counts.items() if count >= REPEATS}
+
+
+def _grams(text: str) -> set[str]:
+    words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()]
+    return {"\t".join(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1)}
+
+
+def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
+    """A tool line or call of a repeated template, or a thin statement (no value of its own
+    beyond a weak one) most of whose word 4-grams are said elsewhere too."""
+    if item.role == "tool" or item.text.startswith("[called "):
+        return skeleton(item.text) in repeated
+    if _weight(item) > MEDIUM:
+        return False
+    grams = _grams(item.text)
+    if skeleton(item.text) in repeated:
+        return True
+    return bool(grams) and 2 * len(grams & repeated) >= len(grams)
+
+
+def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]:
+    """The statements of one message a memo may keep (trimmed), at most
+    ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
+    when it carries a value (a question only a strong one), or, from the user, states a
+    preference or a decision; never when its skeleton is one of ``repeated``."""
+    kept = []
+    for statement in found:
+        if statement.text.startswith("[called "):  # an agent's call weighs like a tool's output
+            statement = Statement("tool", statement.text, statement.anchors, statement.said)
+        if _said_over_and_over(statement, repeated):
+            continue
+        strongest = max((strength(anchor) for anchor in statement.anchors), default=0)
+        if statement.asks and strongest < STRONG:
+            continue
+        if statement.weight >= (WEAK if statement.role == "user" else MEDIUM) or (
+            statement.role in ("user", "memo") and statement.prefers and _words(statement) >= 3
+        ):
+            kept.append(_trimmed(statement))
+    if not kept:
+        return kept
+    limit = MAX_PER_MESSAGE.get(kept[0].role, 3)
+    if len(kept) > limit:
+        ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
+        kept = [kept[i] for i in sorted(ranked)]
+    return kept
+
+
+def _weight(item: Statement | Line) -> int:
+    return min(8, sum(strength(anchor) for anchor in item.anchors))
+
+
+def _words(statement: Statement) -> int:
+    return len(statement.text.split())
+
+
+def _trimmed(statement: Statement) -> Statement:
+    """A statement cut to what carries it: the clauses holding its values (the lead-in before
+    a colon, "please keep that handy" after a comma go), or for a preference without values
+    what follows its lead-in; then, if still long, the words around its values."""
+    if statement.anchors:
+        text = _clauses_with(statement.text, statement.anchors, user=statement.role == "user")
+    else:
+        _lead, colon, rest = statement.text.rpartition(": ")
+        text = rest if colon and len(rest.split()) >= 3 else statement.text
+    if not (statement.role == "user" and statement.prefers):
+        text = _windows(text, statement.anchors)
+    return Statement(statement.role, text, statement.anchors, statement.text)
+
+
+def _clauses_with(text: str, values: Sequence[str], *, user: bool) -> str:
+    """The clauses of ``text`` holding one of ``values`` (or, said by the user, a preference
+    or decision), joined as written ("…" for a gap)."""
+    pieces = _CLAUSE.split(text)
+    clauses, separators = pieces[0::2], pieces[1::2]
+    keys = [value.casefold() for value in values]
+    keep = [
+        any(key in clause.casefold() for key in keys)
+        or (user and PREFERENCE.search(clause) is not None)
+        for clause in clauses
     ]
+    if not any(keep) or all(keep):
+        return text
+    out: list[str] = []
+    for index, clause in enumerate(clauses):
+        if not keep[index]:
+            continue
+        if out:
+            out.append(separators[index - 1] if keep[index - 1] else " … ")
+        out.append(clause)
+    return "".join(out).strip()
+
+
+def _windows(text: str, values: Sequence[str]) -> str:
+    """``text`` cut to the words around its values: ``WINDOW_BEFORE`` words before each,
+    ``WINDOW_AFTER`` after (a label and a unit stay; a long lead-in goes)."""
+    words = text.split()
+    if not values:
+        return text if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
+    keys = {value.casefold() for value in values}
+    keep: set[int] = set()
+    for index, word in enumerate(words):
+        if any(key in word.casefold() for key in keys):
+            keep.update(range(max(0, index - WINDOW_BEFORE), index + WINDOW_AFTER + 1))
+    if not keep:
+        keep = set(range(MAX_WORDS))
+    pieces: list[str] = []
+    previous = -2
+    for index in sorted(i for i in keep if i < len(words)):
+        if index != previous + 1 and pieces:
+            pieces.append("…")
+        pieces.append(words[index])
+        previous = index
+    return " ".join(pieces)
+
+
+class Memo:
+    """The memo's lines while a segment is folded in (oldest first)."""
+
+    def __init__(self, lines: Iterable[Line]) -> None:
+        self.lines = list(lines)
+
+    def fold(self, statement: Statement) -> None:
+        """Fold one statement in: see the module docstring for the rules, applied in order."""
+        line = Line(statement.role, statement.text, statement.anchors)
+        keys = line.keys
+        known = set().union(*(old.keys for old in self.lines)) if self.lines else set()
+        if statement.closes and keys <= known:
+            if keys:
+                self._close(keys)
+            else:
+                self._close_by_name(statement)
+            return
+        if keys and (statement.corrects or self._restates_label(line)) and self._correct(line):
+            self.lines.append(line)
+            return
+        if keys:
+            holder = next(
+                (
+                    old
+                    for old in reversed(self.lines)
+                    if keys <= old.keys and _adds(line.text, old.text) < RESTATEMENT_WORDS
+                ),
+                None,
+            )
+            if holder is not None:
+                self.lines.remove(holder)
+                self.lines.append(holder)
+                return
+            self.lines = [
+                old
+                for old in self.lines
+                if not (
+                    old.keys and old.keys <= keys and _adds(old.text, line.text) < RESTATEMENT_WORDS
+                )
+            ]
+        elif any(old.text.casefold() == line.text.casefold() for old in self.lines):
+            return
+        self.lines.append(line)
+
+    def forget(self, repeated: set[str]) -> None:
+        """Let go of lines whose skeleton turned out to be a template or small talk."""
+        self.lines = [line for line in self.lines if not _said_over_and_over(line, repeated)]
+
+    def _close(self, keys: frozenset[str]) -> None:
+        identifiers = {key for key in keys if _identifier_like(key)} - self._shared_keys()
+        if identifiers:
+            self.lines = [line for line in self.lines if not (line.keys & identifiers)]
+
+    def _close_by_name(self, statement: Statement) -> None:
+        """A closing statement without values names its matter in words ("the blender order
+        is resolved"): let go of the lines sharing two or more of its less common words."""
+        words = topic_words(statement.text, statement.anchors)
+        common = self._common_words()
+        words = {word for word in words if word not in common}
+        if len(words) < CLOSING_WORDS:
+            return
+        self.lines = [
+            line
+            for line in self.lines
+            if len(words & topic_words(line.text, line.anchors)) < CLOSING_WORDS
+        ]
+
+    def _common_words(self) -> set[str]:
+        """Content words in at least half the lines: they name no one matter."""
+        counts: dict[str, int] = {}
+        for line in self.lines:
+            for word in topic_words(line.text, line.anchors):
+                counts[word] = counts.get(word, 0) + 1
+        return {word for word, count in counts.items() if count * 2 >= len(self.lines)}
+
+    def _shared_keys(self) -> set[str]:
+        counts: dict[str, int] = {}
+        for line in self.lines:
+            for key in line.keys:
+                counts[key] = counts.get(key, 0) + 1
+        limit = max(2, SHARED_ANCHOR_SHARE * len(self.lines))
+        return {key for key, count in counts.items() if count > limit}
+
+    def _correct(self, line: Line) -> bool:
+        """Let the earlier line that says the same thing go, or cut its stale values out. The
+        line chosen shares a content word with the new one and either holds a value of the
+        same shape as a new value or gives its value after the same label; among several, the
+        one sharing the most, the newest on a tie. True if one was found."""
+        known = self._all_keys()
+        new_values = [a for a in line.anchors if a.casefold() not in known]
+        if not new_values:
+            return False
+        new_shapes = {shape(value) for value in new_values}
+        topics = topic_words(line.text, line.anchors)
+        label = _label_before(line.text, new_values[0])
+        best: tuple[float, Line, list[str]] | None = None
+        for position, old in enumerate(self.lines):
+            shared = len(topics & topic_words(old.text, old.anchors))
+            if not shared:
+                continue
+            fresh = [a for a in old.anchors if a.casefold() not in line.keys]
+            labelled = [a for a in fresh if _same_label(label, _label_before(old.text, a))]
+            shaped = [a for a in fresh if shape(a) in new_shapes]
+            stale = labelled or shaped
+            if not stale:
+                continue
+            match = max(_label_match(label, _label_before(old.text, a)) for a in stale)
+            score = shared + match + position / len(self.lines)
+            if best is None or score > best[0]:
+                best = (score, old, _stale_run(old, stale))
+        if best is None:
+            return False
+        _, old, stale = best
+        kept = [a for a in old.anchors if a not in stale]
+        if not kept or all(a.casefold() in line.keys for a in kept):
+            self.lines.remove(old)
+        else:
+            old.text = _cut(old.text, stale)
+            old.anchors = tuple(kept)
+        return True
+
+    def _restates_label(self, line: Line) -> bool:
+        """Whether an earlier line gives a value after the same words (the same label: "the
+        pull request number for the Django upgrade is"): a new value for the same thing, even
+        without "actually" or "changed"."""
+        new = [a for a in line.anchors if a.casefold() not in self._all_keys()]
+        if not new:
+            return False
+        label = _label_before(line.text, new[0])
+        return any(
+            _same_label(label, _label_before(old.text, value))
+            for old in self.lines
+            for value in old.anchors
+        )
+
+    def _all_keys(self) -> set[str]:
+        return set().union(*(line.keys for line in self.lines)) if self.lines else set()
+
+
+def _label_before(text: str, value: str) -> list[str]:
+    """The words before ``value`` in ``text`` (lower case, edge punctuation stripped)."""
+    at = text.casefold().find(value.casefold())
+    if at < 0:
+        return []
+    return [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
+
+
+def _label_match(one: list[str], other: list[str]) -> int:
+    """How many words two labels end with alike."""
+    matched = 0
+    for a, b in zip(reversed(one), reversed(other), strict=False):
+        if a != b:
+            break
+        matched += 1
+    return matched
+
+
+def _same_label(one: list[str], other: list[str]) -> bool:
+    """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
+    shorter one (at least four words)."""
+    matched = _label_match(one, other)
+    shorter = min(len(one), len(other))
+    return matched >= SAME_LABEL_WORDS or (matched == shorter and shorter >= 4)
+
+
+def _stale_run(line: Line, stale: list[str]) -> list[str]:
+    """The stale values and the values written right after them (the rest of an IBAN, an
+    address or an amount written in several pieces)."""
+    anchors = list(line.anchors)
+    run = set(stale)
+    for index, anchor in enumerate(anchors):
+        if anchor in run and index + 1 < len(anchors):
+            after = line.text.find(anchor) + len(anchor)
+            following = anchors[index + 1]
+            if line.text.find(following, after) - after in (0, 1, 2):
+                run.add(following)
+    return [anchor for anchor in anchors if anchor in run]
+
+
+def _adds(text: str, other: str) -> int:
+    """How many distinct words ``text`` has that ``other`` lacks (edge punctuation aside)."""
+    words = {word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()}
+    others = {word.strip(EDGE_PUNCTUATION).casefold() for word in other.split()}
+    return len(words - others - {""})
+
+
+def _identifier_like(key: str) -> bool:
+    """A value that names one matter (a code, a number), not a person or a word in capitals."""
+    return any(char.isdigit() for char in key) or re.search(r"\w[-_./:#@]\w", key) is not None
+
+
+def _cut(text: str, values: Sequence[str]) -> str:
+    for value in values:
+        text = re.sub(re.escape(value), "…", text, flags=re.IGNORECASE)
+    return text
+
+
+def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
+    """The memo text within ``max_tokens``: the least needed lines are let go first (see the
+    module docstring); "" when not even the header and one line fit."""
+    if not lines:
+        return ""
+    costs = [count_tokens(line.render()) + 1 for line in lines]
+    budget = max_tokens - count_tokens(HEADER) - 1
+    order = sorted(range(len(lines)), key=lambda i: _need(lines[i], i, len(lines)), reverse=True)
+    kept: set[int] = set()
+    used = 0
+    for index in order:
+        if used + costs[index] <= budget:
+            kept.add(index)
+            used += costs[index]
+    if not kept:
+        return ""
+    return "\n".join([HEADER, *(lines[i].render() for i in sorted(kept))])
+
+
+def _need(line: Line, index: int, total: int) -> float:
+    """How much later turns are likely to need a line: what it carries first, then who said
+    it and how new it is (a preference without a value counts as a strong value; an agent's
+    call as a weak one)."""
+    recency = (index + 1) / total
+    if line.text.startswith("[called "):
+        carried = WEAK
+    elif not line.anchors:
+        carried = STRONG
+    else:
+        carried = line.weight
+    return 0.3 * carried + 0.5 * recency + _ROLE_WEIGHT.get(line.role, 0.0)

@@ -11,10 +11,18 @@ Settings (read when the backend is constructed):
 - `CONVMEM_OPENAI_CONTEXT_TOKENS`, what the model accepts in one call, input and output
   together (the memo writer keeps the prompt within this minus `max_tokens`).
 
-The prompt asks for the same structured state memo as the embedded backend writes (customer,
-one line per case with its facts, closed cases, open items, changes), carried forward from the
-previous memo. Its fixed instructions stay under `base.MAX_INSTRUCTION_TOKENS` and each message
-is framed by at most `base.MAX_FRAMING_TOKENS` tokens, so the writer's accounting holds.
+- `CONVMEM_OPENAI_JSON_SCHEMA` (default True): ask for the memo as JSON-schema output
+  (`MEMO_SCHEMA`); a server that answers such a request with a 400 naming `response_format` is
+  asked again, and from then on, for plain text.
+
+The prompt asks for the same kind of memo as the embedded backend writes: statements from the
+conversation, verbatim or lightly trimmed, one a line ("- <role>: <statement>"), every open item
+of the previous memo carried forward, the newest statement of a corrected matter only, closed
+matters let go. In JSON mode each line also lists the exact values it keeps (`MemoDraft.values`);
+the memo writer checks those and the memo's own values against the source messages and stores
+the ones no source holds as unsupported (`compaction.evals.unsupported_values`). Its fixed
+instructions stay under `base.MAX_INSTRUCTION_TOKENS` and each message is framed by at most
+`base.MAX_FRAMING_TOKENS` tokens, so the writer's accounting holds.
 
 The SDK never retries (`max_retries=0`): the Celery task owns retries and backoff, and
 `BackendError.retryable` tells it whether another attempt can help.
@@ -32,34 +40,61 @@ from django.conf import settings
 from compaction.backends.base import BackendError, MemoDraft, MemoSource
 from convmem.upstream import status_is_retryable
 
-PROMPT_VERSION = "memo-prompt/2"
-SYSTEM_PROMPT = """You keep a running state memo of a customer-support conversation for a model \
-that will not see the messages. You get the previous memo (if any) and the next messages. \
-Write the updated memo in exactly this form:
+PROMPT_VERSION = "memo-prompt/3"
+SYSTEM_PROMPT = """You keep a running memo of a conversation for a model that will not see the \
+older messages. You get the previous memo (if any) and the next messages. Write the updated \
+memo as a list of statements, oldest first, each taken from the messages verbatim or lightly \
+trimmed, with who said it (user, assistant or tool).
 
-Customer: <name>; customer number <id>; <email>; <phone>
-Open cases:
-- <kind> <id> (<status>): <fact>; <fact>; ...
-Closed cases:
-- <kind> <id> (<status>): <fact>; ...
-Open items:
-- <case id>: <what is pending, and by when>
-Changed since previous memo: <new cases; status changes>
-
+Keep what later turns depend on, in any language and domain: statements carrying specific \
+values (codes and ids in any case, numbers, amounts with their currency as written, dates and \
+times as written, names in any script, addresses, e-mail, URLs, file paths, commands, error \
+messages), decisions, preferences and instructions.
 Rules:
-- One line per case (order, ticket, claim, invoice, subscription, ...). Keep each fact on its \
-case's line: ids (order, ticket, tracking, serial, booking, refund and credit note numbers) \
-exactly as written, amounts with their currency ("EUR 615.09"), dates ("6 Nov 2024"), and \
-what was decided.
-- Carry every open case of the previous memo forward, even when the new messages do not \
-mention it. Update status and facts when they change; a new date replaces the old one.
-- Close a case only when the messages say it is done (delivered, refunded, resolved, paid).
-- State nothing the messages and the previous memo do not say. Leave out small talk and \
-general policy text.
-- Stay within {max_tokens} tokens. When space is short, shorten closed cases to \
-"<kind> <id> (<status>)" and drop the oldest closed ones first; never drop an open case's \
-ids, amounts, dates or status.
-Answer with the memo only."""
+- Carry every still-open item of the previous memo forward, even when the new messages do not \
+mention it.
+- When a later statement corrects or updates an earlier one, keep only the newest.
+- Drop what the conversation itself closed (resolved, cancelled, no longer needed), small talk \
+and general policy text.
+- Copy every value exactly as written in the messages; state nothing they do not say.
+- Stay within {max_tokens} tokens; when space is short, drop the oldest and least specific \
+statements first.
+{answer_form}"""
+JSON_ANSWER = (
+    'Answer with JSON: {"lines": [{"role": ..., "text": ..., "values": [the exact '
+    "values the text keeps]}]}."
+)
+TEXT_ANSWER = (
+    'Answer with the memo only, one statement a line: "- <statement>" for the user\'s words, '
+    '"- assistant: <statement>" or "- tool: <statement>" for the others.'
+)
+# The memo as structured output, for servers that support JSON-schema replies.
+MEMO_SCHEMA = {
+    "name": "memo",
+    "strict": True,
+    "schema": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["lines"],
+        "properties": {
+            "lines": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["role", "text", "values"],
+                    "properties": {
+                        "role": {"type": "string", "enum": ["user", "assistant", "tool"]},
+                        "text": {"type": "string"},
+                        "values": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+            }
+        },
+    },
+}
+# How servers say they do not take a JSON-schema `response_format`.
+_NO_SCHEMA = re.compile(r"response_format|json_schema|structured output", re.IGNORECASE)
 PREVIOUS_MEMO_HEADER = "Previous memo:\n"
 MESSAGES_HEADER = "New messages:"
 
@@ -86,6 +121,7 @@ class OpenAICompatBackend:
         self.context_tokens = int(
             getattr(settings, "CONVMEM_OPENAI_CONTEXT_TOKENS", DEFAULT_CONTEXT_TOKENS)
         )
+        self.json_schema = bool(getattr(settings, "CONVMEM_OPENAI_JSON_SCHEMA", True))
         self.client = openai.OpenAI(
             base_url=getattr(settings, "CONVMEM_OPENAI_BASE_URL", DEFAULT_BASE_URL),
             api_key=getattr(settings, "CONVMEM_OPENAI_API_KEY", None) or DEFAULT_API_KEY,
@@ -106,15 +142,58 @@ class OpenAICompatBackend:
         The cap is in the server's tokenizer, which may differ from ours; callers that need a
         hard limit in their encoding must count the result. Raises `BackendError`.
         """
+        structured = self.json_schema
         try:
-            completion = self.client.chat.completions.create(
+            completion = self._complete(previous_memo, messages, max_tokens, structured=structured)
+        except openai.BadRequestError as error:
+            if not (structured and _NO_SCHEMA.search(_error_text(error))):
+                raise self._status_error(error) from error
+            # This server takes no JSON schema: ask for plain text from now on.
+            self.json_schema = structured = False
+            completion = self._complete(previous_memo, messages, max_tokens, structured=False)
+        text = _reply_text(completion)
+        if not text:
+            raise BackendError(f"{self._label}: reply without memo text", retryable=True)
+        values: tuple[str, ...] = ()
+        if structured:
+            text, values = self._from_json(text)
+        prompt_tokens, completion_tokens = _usage(completion)
+        return MemoDraft(
+            text=text,
+            backend=self.name,
+            # The server's answer names the exact snapshot that wrote the memo.
+            model=getattr(completion, "model", None) or self.model,
+            prompt_version=PROMPT_VERSION + ("+json" if structured else ""),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            values=values,
+        )
+
+    def _complete(
+        self,
+        previous_memo: str | None,
+        messages: Sequence[MemoSource],
+        max_tokens: int,
+        *,
+        structured: bool,
+    ) -> object:
+        """One chat-completion call; errors other than a 400 become `BackendError`."""
+        extra = {"response_format": {"type": "json_schema", "json_schema": MEMO_SCHEMA}}
+        try:
+            return self.client.chat.completions.create(
                 model=self.model,
                 messages=build_prompt(
-                    previous_memo=previous_memo, messages=messages, max_tokens=max_tokens
+                    previous_memo=previous_memo,
+                    messages=messages,
+                    max_tokens=max_tokens,
+                    structured=structured,
                 ),
                 max_tokens=max_tokens,
                 temperature=0,
+                **(extra if structured else {}),
             )
+        except openai.BadRequestError:
+            raise
         except openai.APIStatusError as error:
             raise self._status_error(error) from error
         except openai.APIError as error:
@@ -126,19 +205,18 @@ class OpenAICompatBackend:
                 f"{self._label}: reply is not JSON: {error}",
                 retryable=True,
             ) from error
-        text = _reply_text(completion)
-        if not text:
-            raise BackendError(f"{self._label}: reply without memo text", retryable=True)
-        prompt_tokens, completion_tokens = _usage(completion)
-        return MemoDraft(
-            text=text,
-            backend=self.name,
-            # The server's answer names the exact snapshot that wrote the memo.
-            model=getattr(completion, "model", None) or self.model,
-            prompt_version=PROMPT_VERSION,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-        )
+
+    def _from_json(self, reply: str) -> tuple[str, tuple[str, ...]]:
+        """The memo lines of a JSON-schema reply as text, and the values they claim to keep."""
+        try:
+            lines = json.loads(reply)["lines"]
+            rendered = [_line(str(line["role"]), str(line["text"])) for line in lines]
+            values = tuple(str(value) for line in lines for value in line.get("values") or ())
+        except (ValueError, KeyError, TypeError) as error:
+            raise BackendError(
+                f"{self._label}: reply does not follow the memo schema: {error}", retryable=True
+            ) from error
+        return "\n".join(rendered), values
 
     def _status_error(self, error: openai.APIStatusError) -> BackendError:
         """A non-2xx reply as a `BackendError`; a prompt over the model's context is named as
@@ -157,7 +235,11 @@ class OpenAICompatBackend:
 
 
 def build_prompt(
-    *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
+    *,
+    previous_memo: str | None,
+    messages: Sequence[MemoSource],
+    max_tokens: int,
+    structured: bool = False,
 ) -> list[dict[str, str]]:
     """The chat messages sent for one memo (`PROMPT_VERSION` names this layout).
 
@@ -169,7 +251,12 @@ def build_prompt(
         parts.append(PREVIOUS_MEMO_HEADER + previous_memo)
     parts.append(MESSAGES_HEADER + "".join(frame(message) for message in messages))
     return [
-        {"role": "system", "content": SYSTEM_PROMPT.format(max_tokens=max_tokens)},
+        {
+            "role": "system",
+            "content": SYSTEM_PROMPT.format(
+                max_tokens=max_tokens, answer_form=JSON_ANSWER if structured else TEXT_ANSWER
+            ),
+        },
         {"role": "user", "content": "\n\n".join(parts)},
     ]
 
@@ -177,6 +264,12 @@ def build_prompt(
 def frame(message: MemoSource) -> str:
     """One message of the transcript as sent: its framing, then its content."""
     return f"\n\n{message.role}: {message.content}"
+
+
+def _line(role: str, text: str) -> str:
+    """One memo line as the embedded writer writes it (the user's words unmarked)."""
+    text = " ".join(text.split())
+    return f"- {text}" if role == "user" else f"- {role}: {text}"
 
 
 def _usage(completion: object) -> tuple[int, int]:

@@ -61,6 +61,18 @@ def test_it_highlights_facts_found_missing_and_unsupported(
     assert f"{summary.token_count} tokens, of at most {summary.max_tokens}" in size
 
 
+def test_values_the_writer_kept_that_no_message_holds_are_listed(
+    support: Client, memo_thread: MemoThread
+):
+    page = support.get(compare_url(memo_thread.summary)).content.decode()
+
+    listed = page.split('id="unsupported-values"')[1].split("</p>")[0]
+    assert memo_thread.summary.scores["unsupported_values"] == ["Maria", "Lopez"]
+    assert "Maria" in listed
+    assert "Lopez" in listed
+    assert "(2)" in listed
+
+
 def test_viewing_a_memo_is_audited(support: Client, memo_thread: MemoThread):
     support.get(compare_url(memo_thread.summary))
 

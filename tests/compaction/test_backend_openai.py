@@ -20,18 +20,21 @@ from compaction.backends.base import (
     MemoSource,
 )
 from compaction.backends.openai_compat import (
+    JSON_ANSWER,
+    MEMO_SCHEMA,
     MESSAGES_HEADER,
     PREVIOUS_MEMO_HEADER,
     PROMPT_VERSION,
     SYSTEM_PROMPT,
+    TEXT_ANSWER,
     OpenAICompatBackend,
     frame,
 )
-from compaction.memo_eval.generator import generate
-from compaction.memo_eval.report import evaluate_split
-from compaction.memo_eval.simulate import LoopSettings
 from convmem.tokens import count_tokens
-from tests.support.chat_server import ChatServer, prompt_words
+from memo_eval.project.generator import generate
+from memo_eval.project.report import evaluate_split
+from memo_eval.project.simulate import LoopSettings
+from tests.support.chat_server import ChatServer, fake_summary, json_memo, prompt_words
 
 API_KEY = "sk-test-convmem"
 MODEL = "test-memo-model"
@@ -72,28 +75,74 @@ def test_it_sends_the_versioned_prompt_and_returns_the_memo(
     assert request.body["model"] == MODEL
     assert request.body["max_tokens"] == 120
     system, user = request.body["messages"]
-    assert system == {"role": "system", "content": SYSTEM_PROMPT.format(max_tokens=120)}
+    assert system == {
+        "role": "system",
+        "content": SYSTEM_PROMPT.format(max_tokens=120, answer_form=JSON_ANSWER),
+    }
     assert "Stay within 120 tokens" in system["content"]
+    assert request.body["response_format"] == {"type": "json_schema", "json_schema": MEMO_SCHEMA}
     for message in MESSAGES:
         assert f"{message.role}: {message.content}" in user["content"]
     assert "msg_a1" not in user["content"]  # ids would cost ~20 tokens a message
     assert "Previous memo" not in user["content"]
-    # The test server answers with the fact-bearing lines of the prompt.
+    # The test server answers with the fact-bearing lines of the prompt, as JSON lines.
+    assert draft.text.startswith("- ")
     assert "ORD-48213" in draft.text
     assert "dana@example.com" in draft.text
-    assert (draft.backend, draft.model, draft.prompt_version) == ("openai", MODEL, PROMPT_VERSION)
+    assert "ORD-48213" in draft.values
+    assert (draft.backend, draft.model, draft.prompt_version) == (
+        "openai",
+        MODEL,
+        PROMPT_VERSION + "+json",
+    )
     assert draft.prompt_tokens == prompt_words(request.body)
-    assert draft.completion_tokens == len(draft.text.split())
+    assert draft.completion_tokens == len(json_memo(fake_summary(request.body)).split())
 
 
-def test_the_prompt_asks_for_the_structured_state_memo() -> None:
-    for section in ("Customer:", "Open cases:", "Closed cases:", "Open items:", "Changed since"):
-        assert section in SYSTEM_PROMPT
-    assert "Carry every open case of the previous memo forward" in SYSTEM_PROMPT
+def test_a_server_without_json_schema_output_is_asked_for_plain_text(
+    backend: OpenAICompatBackend, server: ChatServer
+) -> None:
+    server.configure(json_schema=False)
+
+    first = backend.summarize(previous_memo=None, messages=MESSAGES, max_tokens=120)
+    backend.summarize(previous_memo=None, messages=MESSAGES, max_tokens=120)
+
+    refused, plain, later = server.requests
+    assert "response_format" in refused.body
+    assert "response_format" not in plain.body
+    assert "response_format" not in later.body
+    assert TEXT_ANSWER in plain.body["messages"][0]["content"]
+    assert first.prompt_version == PROMPT_VERSION
+    assert "ORD-48213" in first.text
+    assert first.values == ()
 
 
-def test_the_prompt_overhead_fits_the_writers_accounting() -> None:
-    fixed = SYSTEM_PROMPT.format(max_tokens=99999) + PREVIOUS_MEMO_HEADER + MESSAGES_HEADER
+def test_a_reply_that_breaks_the_schema_is_retryable(
+    backend: OpenAICompatBackend, server: ChatServer
+) -> None:
+    server.configure(reply='{"memo": "ORD-48213"}')
+
+    with pytest.raises(BackendError, match="memo schema") as caught:
+        _summarize(backend)
+
+    assert caught.value.retryable
+
+
+def test_the_prompt_asks_for_the_same_kind_of_memo_as_the_embedded_writer() -> None:
+    assert "verbatim or lightly" in SYSTEM_PROMPT
+    assert "Carry every still-open item of the previous memo forward" in SYSTEM_PROMPT
+    assert "keep only the newest" in SYSTEM_PROMPT
+    assert "Copy every value exactly as written" in SYSTEM_PROMPT
+    assert '"- assistant: <statement>"' in TEXT_ANSWER
+
+
+@pytest.mark.parametrize("answer_form", [JSON_ANSWER, TEXT_ANSWER])
+def test_the_prompt_overhead_fits_the_writers_accounting(answer_form: str) -> None:
+    fixed = (
+        SYSTEM_PROMPT.format(max_tokens=99999, answer_form=answer_form)
+        + PREVIOUS_MEMO_HEADER
+        + MESSAGES_HEADER
+    )
 
     assert count_tokens(fixed) < MAX_INSTRUCTION_TOKENS
     for role in ("user", "assistant", "system", "tool"):
@@ -259,7 +308,7 @@ def test_the_memo_evaluation_runs_against_the_server(
     (run,) = report.runs
     assert run.calls == len(server.requests) >= 2
     assert run.prompt_tokens == sum(prompt_words(request.body) for request in server.requests)
-    assert report.prompt_version == PROMPT_VERSION
+    assert report.prompt_version == PROMPT_VERSION + "+json"
     # Each chained call gets the previous memo back.
     later = server.requests[1].body["messages"][1]["content"]
     assert later.startswith(PREVIOUS_MEMO_HEADER)

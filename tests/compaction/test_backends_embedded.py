@@ -1,4 +1,4 @@
-"""The embedded summarizer: structured state memos, chained, within their size."""
+"""The embedded summarizer: extractive memos of what later turns depend on, in any domain."""
 
 import pytest
 from hypothesis import given
@@ -8,11 +8,8 @@ from pytest_django.fixtures import Settings as SettingsFixture
 
 from compaction.backends import get_backend
 from compaction.backends.base import MemoSource
-from compaction.backends.embedded import PROMPT_VERSION, EmbeddedBackend
-from compaction.backends.memo_state import parse_memo, render_memo
-from compaction.memo_eval.generator import generate
-from compaction.memo_eval.report import evaluate_split
-from compaction.memo_eval.simulate import LoopSettings
+from compaction.backends.embedded import HEADER, PROMPT_VERSION, EmbeddedBackend
+from compaction.backends.salience import anchors
 from convmem.tokens import count_tokens
 
 
@@ -23,26 +20,7 @@ def _sources(*turns: tuple[str, str]) -> list[MemoSource]:
     ]
 
 
-SUPPORT_CHAT = _sources(
-    ("user", "Hi, my name is Dana Whitfield. You can reach me at dana@example.com."),
-    ("assistant", "Hello Dana! How can I help you today?"),
-    ("user", "I ordered a desk on 6 November 2024, order ORD-48213, and paid €615.09."),
-    (
-        "assistant",
-        "Order ORD-48213 left our warehouse with UPS. The tracking number is "
-        "1Z999AA10123456784 and the estimated delivery date is 12 November 2024.\n\n"
-        "Orders over €100 ship for free, and refunds usually take 5 to 7 days.",
-    ),
-    ("user", "The weather is lovely here, by the way."),
-    (
-        "assistant",
-        "Separately, invoice INV-2024-0931 was wrong: credit note CN-00417 for €18.50 is "
-        "issued and the due date moves to 30 November 2024.",
-    ),
-)
-
-
-def _memo(messages: list[MemoSource], previous: str | None = None, max_tokens: int = 400) -> str:
+def _memo(messages: list[MemoSource], *, previous: str | None = None, max_tokens=512) -> str:
     return (
         EmbeddedBackend()
         .summarize(previous_memo=previous, messages=messages, max_tokens=max_tokens)
@@ -50,196 +28,225 @@ def _memo(messages: list[MemoSource], previous: str | None = None, max_tokens: i
     )
 
 
-def _line_with(memo: str, text: str) -> str:
-    return next(line for line in memo.splitlines() if text in line)
+CODING_AGENT = _sources(
+    ("user", "The test suite fails since this morning; the repo is at ~/src/billing-svc."),
+    ("assistant", "Running it now."),
+    ("assistant", '[called shell with {"cmd": "pytest tests/test_invoice.py -x"}]'),
+    (
+        "tool",
+        "[result of shell] FAILED tests/test_invoice.py::test_rounding - "
+        "AssertionError: expected 10.01 got 10.0",
+    ),
+    ("assistant", "The failure is in round_half_even() in billing/money.py, line 88."),
+    ("user", "Please never push to main directly; open a branch called fix/rounding."),
+    ("assistant", "Understood."),
+)
+TRIP = _sources(
+    ("user", "Hola, soy Joaquín Pérez. We fly to Kraków on 03/12/2026 and back on 10/12/2026."),
+    ("assistant", "Lovely! Do you have the booking reference?"),
+    (
+        "user",
+        "Yes, booking code qxhzpm, and the hotel confirmation is 4f9c2e1a-77b0-4c1e-9d2e-5a0b.",
+    ),
+    ("user", "My wife Ewa is vegetarian and we prefer a quiet room away from the lift."),
+    ("assistant", "Noted. The hotel is at ul. Floriańska 14, 31-019 Kraków."),
+    ("user", "Budget is 4 500 zł for the whole stay."),
+)
+TUTORING = _sources(
+    ("user", "Can you help me with derivatives? My exam is next Tuesday."),
+    ("assistant", "Sure. The derivative of x^2 is 2x, and the chain rule says (f∘g)' = f'(g)·g'."),
+    ("user", "I always mix up d/dx sin(x) and d/dx cos(x)."),
+    ("assistant", "d/dx sin(x) = cos(x), and d/dx cos(x) = -sin(x)."),
+)
 
 
 def test_it_is_deterministic_and_counts_what_it_read_and_wrote() -> None:
-    first = EmbeddedBackend().summarize(previous_memo=None, messages=SUPPORT_CHAT, max_tokens=300)
-    second = EmbeddedBackend().summarize(previous_memo=None, messages=SUPPORT_CHAT, max_tokens=300)
+    backend = EmbeddedBackend()
+    first = backend.summarize(previous_memo=None, messages=TRIP, max_tokens=512)
+    second = backend.summarize(previous_memo=None, messages=TRIP, max_tokens=512)
 
     assert first == second
-    assert (first.backend, first.model, first.prompt_version) == (
-        "embedded",
-        "state-memo",
-        PROMPT_VERSION,
-    )
+    assert first.backend == "embedded"
+    assert first.prompt_version == PROMPT_VERSION
+    assert first.prompt_tokens == sum(count_tokens(m.content) for m in TRIP)
     assert first.completion_tokens == count_tokens(first.text)
-    assert first.prompt_tokens == sum(count_tokens(m.content) for m in SUPPORT_CHAT)
 
 
-def test_it_writes_the_customer_and_one_line_per_case_with_its_facts() -> None:
-    memo = _memo(SUPPORT_CHAT)
-
-    assert memo.splitlines()[0] == "Customer: Dana Whitfield; dana@example.com"
-    order = _line_with(memo, "ORD-48213")
-    assert order.startswith("- order ORD-48213 (shipped): ")
-    for fact in ("tracking 1Z999AA10123456784", "paid EUR 615.09", "due 12 Nov 2024"):
-        assert fact in order
-    invoice = _line_with(memo, "INV-2024-0931")
-    assert invoice.startswith("- invoice INV-2024-0931 (corrected): ")
-    assert "credit note CN-00417" in invoice
-    assert "EUR 18.50" in invoice
-    assert "due 30 Nov 2024" in invoice
-    # General policy text is not a fact of any case.
-    assert "EUR 100" not in memo
-    assert "Open items:" in memo
-    assert "Changed since previous memo: new order ORD-48213 (shipped)" in memo
-
-
-def test_the_memo_reads_back_into_the_same_state() -> None:
-    memo = _memo(SUPPORT_CHAT)
-
-    state, leftovers = parse_memo(memo)
-
-    assert leftovers == []
-    assert render_memo(state) == memo
+@pytest.mark.parametrize(
+    "anchor",
+    [
+        "qxhzpm",
+        "4f9c2e1a-77b0-4c1e-9d2e-5a0b",
+        "Joaquín",
+        "Kraków",
+        "03/12/2026",
+        "10/12/2026",
+        "Ewa",
+        "Floriańska 14",
+        "31-019",
+        "4 500 zł",
+    ],
+)
+def test_trip_planning_values_are_kept_in_any_case_and_script(anchor: str) -> None:
+    assert anchor in _memo(TRIP)
 
 
-def test_a_chained_memo_carries_open_cases_through_ranges_that_never_mention_them() -> None:
-    memo = _memo(SUPPORT_CHAT)
-    small_talk = _sources(
-        ("user", "Thanks! Do you also sell bookshelves?"),
-        ("assistant", "We do, in oak and in walnut; they ship within a week."),
-    )
-    for _ in range(30):
-        memo = _memo(small_talk, previous=memo)
-
-    assert "tracking 1Z999AA10123456784" in _line_with(memo, "ORD-48213")
-    assert "Changed since previous memo" not in memo
+def test_a_preference_without_a_value_is_kept() -> None:
+    assert "we prefer a quiet room away from the lift" in _memo(TRIP)
 
 
-def test_status_changes_close_cases_and_are_listed_as_changes() -> None:
-    memo = _memo(SUPPORT_CHAT)
-    later = _sources(
-        ("user", "Good news: order ORD-48213 was delivered this morning."),
-        ("assistant", "Great, I've marked order ORD-48213 as delivered."),
-    )
-
-    memo = _memo(later, previous=memo)
-
-    assert "- order ORD-48213 (delivered): " in memo
-    assert memo.index("Closed cases:") < memo.index("ORD-48213")
-    assert "Changed since previous memo: ORD-48213 shipped -> delivered" in memo
-
-
-def test_a_sentence_that_does_not_name_a_case_cannot_close_it() -> None:
-    memo = _memo(SUPPORT_CHAT)
-    later = _sources(
-        ("assistant", "Your order ORD-48213 is still with UPS."),
-        ("user", "By the way, my old lamp was delivered fine last year."),
-    )
-
-    memo = _memo(later, previous=memo)
-
-    assert "- order ORD-48213 (shipped)" in memo
+@pytest.mark.parametrize(
+    "anchor",
+    [
+        "~/src/billing-svc",
+        "pytest tests/test_invoice.py -x",
+        "AssertionError: expected 10.01 got 10.0",
+        "round_half_even()",
+        "billing/money.py",
+        "fix/rounding",
+        "never push to main directly",
+    ],
+)
+def test_a_coding_agent_keeps_paths_commands_errors_and_instructions(anchor: str) -> None:
+    assert anchor in _memo(CODING_AGENT)
 
 
-def test_facts_before_a_new_case_is_named_wait_for_it() -> None:
+def test_tutoring_keeps_the_formulas_and_the_date() -> None:
+    memo = _memo(TUTORING)
+
+    assert "next Tuesday" in memo
+    assert "d/dx cos(x) = -sin(x)" in memo
+
+
+def test_small_talk_without_values_is_not_kept() -> None:
+    memo = _memo(_sources(("user", "the weather is lovely here"), ("assistant", "glad to hear")))
+
+    assert memo == ""
+
+
+def test_a_chained_memo_carries_earlier_lines_through_segments_that_never_mention_them() -> None:
+    memo = _memo(TRIP)
+    for turn in range(5):
+        memo = _memo(_sources(("user", f"thanks, see you {turn}")), previous=memo)
+
+    assert "qxhzpm" in memo
+    assert "Joaquín" in memo
+
+
+def test_a_correction_replaces_the_stale_value() -> None:
     memo = _memo(
         _sources(
-            ("user", "My espresso machine broke. I bought it on 3 March 2024 for €349.00."),
-            ("assistant", "Sorry to hear that! I've registered warranty claim WC-88-21907."),
+            ("user", "Please deliver to 12 Oak Street, Leeds LS1 4AB."),
+            ("user", "Order 88-1234-xz was placed on 02/03/2026."),
+        )
+    )
+    memo = _memo(
+        _sources(
+            ("user", "Actually, I moved: the delivery address is now 7 Elm Road, York YO1 7HH.")
+        ),
+        previous=memo,
+    )
+
+    assert "7 Elm Road" in memo
+    assert "12 Oak Street" not in memo
+    assert "88-1234-xz" in memo
+
+
+def test_a_closed_matter_is_let_go_and_an_open_one_stays() -> None:
+    memo = _memo(
+        _sources(
+            ("user", "Ticket inc-4471 is about the printer on floor 3."),
+            ("user", "Ticket inc-5002 is about my VPN token ab12-cd34."),
+            ("assistant", "Ticket inc-4471 is resolved, closing it."),
         )
     )
 
-    claim = _line_with(memo, "WC-88-21907")
-    assert claim.startswith("- claim WC-88-21907 (registered): ")
-    assert "EUR 349.00" in claim
-    assert "3 Mar 2024" in claim
+    assert "inc-4471" not in memo
+    assert "inc-5002" in memo
+    assert "ab12-cd34" in memo
 
 
-def test_a_replacement_belongs_to_the_order_it_replaces() -> None:
+def test_a_question_about_closing_does_not_close() -> None:
     memo = _memo(
         _sources(
-            ("user", "Order ORD-1234 never came."),
-            ("assistant", "DHL confirmed that order ORD-1234 is lost. Refund or replacement?"),
-            ("user", "A replacement, please."),
-            ("assistant", "I've created replacement order ORD-5678; tracking 1Z111BB20123456789."),
+            ("user", "Ticket inc-4471 is about the printer on floor 3."),
+            ("user", "Is inc-4471 resolved?"),
+            ("assistant", "inc-4471 is not resolved yet."),
         )
     )
 
-    order = _line_with(memo, "ORD-1234")
-    assert order.startswith("- order ORD-1234 (replacement shipped): ")
-    assert "replacement ORD-5678" in order
-    assert "1Z111BB20123456789" in order
+    assert "inc-4471" in memo
 
 
-def test_a_ticket_raised_with_the_carrier_belongs_to_the_order_in_focus() -> None:
+def test_a_restatement_is_kept_once() -> None:
     memo = _memo(
         _sources(
-            ("user", "My order ORD-48213 is stuck in Leipzig."),
-            ("assistant", "I opened ticket TCK-7731 with DHL; they answer within 2 days."),
-            ("user", "My coffee grinder shows error E7, serial 4X7-99A-201."),
-            ("assistant", "I've logged ticket TCK-8800 for serial 4X7-99A-201."),
+            ("user", "My member number is zz-90210."),
+            ("assistant", "Thanks, member number zz-90210."),
+            ("user", "zz-90210, yes."),
         )
     )
 
-    assert "ticket TCK-7731" in _line_with(memo, "ORD-48213")
-    assert _line_with(memo, "TCK-8800").startswith("- ticket TCK-8800 (open): serial 4X7-99A-201")
+    assert memo.count("zz-90210") == 1
+
+
+def test_under_pressure_the_newest_lines_stay() -> None:
+    turns = [("user", f"Parcel number {1000 + n}-q is for room {n}.") for n in range(60)]
+
+    memo = _memo(_sources(*turns), max_tokens=120)
+
+    assert count_tokens(memo) <= 120
+    assert "1059-q" in memo
+    assert "1000-q" not in memo
 
 
 def test_a_previous_memo_in_prose_is_read_like_messages() -> None:
-    previous = "The customer paid $40 for order ORD-1 on 2024-05-01.\nNothing else happened."
+    memo = _memo(_sources(("user", "ok")), previous="The customer, Dana Whitfield, paid ¥12,400.")
 
-    memo = _memo([], previous=previous)
-
-    order = _line_with(memo, "ORD-1")
-    assert "USD 40.00" in order
-    assert "1 May 2024" in order
-
-
-def test_under_pressure_closed_cases_go_first_and_open_cases_keep_their_ids() -> None:
-    turns: list[tuple[str, str]] = []
-    for number in range(12):
-        turns.append(("user", f"Order ORD-{1000 + number} arrived, paid €{20 + number}.00."))
-        turns.append(("assistant", f"Great, order ORD-{1000 + number} is delivered and closed."))
-    turns.append(("user", "My order ORD-9000 cost €99.00 and has not arrived."))
-    turns.append(("assistant", "Order ORD-9000 shipped with UPS, tracking 1Z999AA10123456784."))
-    full = _memo(_sources(*turns), max_tokens=2000)
-
-    tight = _memo(_sources(*turns), max_tokens=90)
-
-    assert count_tokens(tight) <= 90 < count_tokens(full)
-    assert "ORD-1000" in full
-    assert "ORD-1000" not in tight
-    assert "- order ORD-9000 (shipped): tracking 1Z999AA10123456784" in tight
+    assert "Dana Whitfield" in memo
+    assert "¥12,400" in memo
 
 
 def test_a_budget_too_small_for_anything_gives_an_empty_memo() -> None:
-    assert _memo(SUPPORT_CHAT, max_tokens=3) == ""
+    assert _memo(TRIP, max_tokens=3) == ""
+
+
+def test_anchors_are_told_by_shape_not_by_vocabulary() -> None:
+    found = anchors(
+        "Send it to ana@x.io, see https://x.io/a?b=1 or run `make test` for SEK 1.200,50."
+    )
+
+    assert "ana@x.io" in found
+    assert "https://x.io/a?b=1" in found
+    assert "make test" in found
+    assert "SEK" in found
+    assert "1.200,50" in found
+    assert anchors("then we talked about the weather and went home") == []
 
 
 _WORDS = st.sampled_from(
     [
         "hello",
-        "Maria Lopez",
+        "Joaquín Pérez",
         "order",
-        "ORD-12345",
-        "ticket",
-        "TCK-991",
+        "ab-12345",
+        "resolved",
+        "actually",
+        "new",
         "#4821",
         "$40",
         "615,09 €",
-        "on",
-        "2024-05-01",
-        "6 Nov",
-        "tracking",
-        "1Z999AA10123456784",
-        "JD01 5523 5435",
+        "03/12/2026",
+        "qxhzpm",
+        "~/a/b.py",
         "dana@example.com",
-        "+44 20 7946 0958",
-        "delivered",
-        "lost",
-        "refund",
-        "replacement",
+        "prefer",
         "not",
         "?",
         ".",
-        ";",
-        ":",
         "\n",
-        "- Order:",
+        "- tool:",
+        HEADER,
     ]
 )
 _CONTENT = st.lists(_WORDS, max_size=60).map(" ".join)
@@ -247,7 +254,7 @@ _MESSAGES = st.lists(
     st.builds(
         MemoSource,
         id=st.just("msg_x"),
-        role=st.sampled_from(["user", "assistant"]),
+        role=st.sampled_from(["user", "assistant", "tool"]),
         content=st.one_of(_CONTENT, st.text(max_size=200)),
     ),
     max_size=12,
@@ -272,27 +279,10 @@ def test_it_never_exceeds_max_tokens(
 
 @hypothesis_settings(max_examples=60, deadline=None)
 @given(messages=_MESSAGES)
-def test_its_own_memo_always_reads_back_into_the_same_memo(messages: list[MemoSource]) -> None:
+def test_its_own_memo_reads_back_into_the_same_memo(messages: list[MemoSource]) -> None:
     memo = _memo(messages, max_tokens=5000)
 
-    state, leftovers = parse_memo(memo)
-
-    assert leftovers == []
-    assert render_memo(state) == memo
-
-
-def test_over_a_long_dev_conversation_it_keeps_the_open_cases() -> None:
-    """A regression guard on one 500-turn tuning conversation (held-out figures come from
-    `bench/memo_quality.py`, never from tests)."""
-    report = evaluate_split(
-        EmbeddedBackend(), [generate(seed=2, phrasing="dev")], LoopSettings(checkpoints=(500,))
-    )
-
-    final = report.final()
-    assert final is not None
-    assert final.open_facts.value >= 0.9
-    assert final.max_memo_tokens <= 512
-    assert report.overlong_replies == 0
+    assert _memo([], previous=memo, max_tokens=5000) == memo
 
 
 def test_context_tokens_come_from_the_setting(settings: SettingsFixture) -> None:
@@ -314,3 +304,23 @@ def test_get_backend_rejects_unknown_names() -> None:
         get_backend("nope")
     with pytest.raises(ValueError, match="Cannot import"):
         get_backend("compaction.backends.missing.Backend")
+
+
+def test_template_lines_of_a_tool_output_are_let_go_and_its_odd_line_kept() -> None:
+    log = "\n".join(
+        [f"tests/test_io.py::test_case_{n} PASSED [ {n}%]" for n in range(1, 12)]
+        + ["commit 75cefba", "Author: build-bot"]
+    )
+
+    memo = _memo(_sources(("user", "run the suite"), ("tool", log)))
+
+    assert "75cefba" in memo
+    assert "test_case_" not in memo
+
+
+def test_small_talk_said_over_and_over_is_not_kept() -> None:
+    chat = "Honestly the weather here has been awful, I'd rather stay in. Please go on."
+    memo = _memo(_sources(*[("user", chat)] * 3, ("user", "We'll switch to plan B.")))
+
+    assert "weather" not in memo
+    assert "We'll switch to plan B." in memo

@@ -225,7 +225,7 @@ def test_eval_memos_command_prints_checkpoints_and_the_goal_line() -> None:
     )
 
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("seeds 3 (dev): backend embedded, model state-memo, prompt ")
+    assert lines[0].startswith("seeds 3 (dev): backend embedded, model extractive-memo, prompt ")
     assert lines[1].split()[:3] == ["turn", "open", "facts"]
     assert [line.split()[0] for line in lines[2:4]] == ["60", "120"]
     assert lines[4].startswith("goal at turn 120: open facts ")

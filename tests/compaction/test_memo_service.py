@@ -42,10 +42,13 @@ def test_invalidating_a_covered_message_makes_the_memo_stale_and_requests_a_rebu
     acme, memo_thread, django_capture_on_commit_callbacks
 ):
     memo = Summary.objects.get(thread=memo_thread, status="ready")
-    # The newest covered turn: its order is one of the open cases a state memo keeps.
-    covered = Message.objects.get(public_id=memo.covered_ids[-1])
+    # The newest covered turn whose order the memo kept (it keeps the user's questions first).
+    covered = next(
+        message
+        for message in Message.objects.filter(public_id__in=memo.covered_ids).order_by("-depth")
+        if re.search(r"ORD-\d+", message.content).group(0) in memo.text
+    )
     fact = re.search(r"ORD-\d+", covered.content).group(0)
-    assert fact in memo.text
     Message.objects.filter(pk=covered.pk).update(content="[erased]", erased_at=timezone.now())
 
     with django_capture_on_commit_callbacks() as callbacks:
@@ -223,6 +226,35 @@ def test_a_retryable_backend_error_keeps_the_memo_pending_for_a_retry(acme, open
     assert written.model == "test-memo-model"
     assert written.error == ""
     assert written.token_count <= written.max_tokens
+
+
+def test_values_a_remote_writer_invents_are_stored_as_unsupported(acme, openai_settings):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    pending = _pending(thread)
+    reply = (
+        '{"lines": [{"role": "user", "text": "order ORD-1002 for $2.50", "values": ["ORD-1002"]},'
+        ' {"role": "user", "text": "refund RF-777 approved", "values": ["RF-777", "EUR 2.50"]}]}'
+    )
+
+    with ChatServer(api_key="sk-right") as server:
+        server.configure(reply=reply)
+        openai_settings.CONVMEM_OPENAI_BASE_URL = server.base_url
+        written = compaction_services.summary_write(
+            summary_id=pending.pk, backend=OpenAICompatBackend()
+        )
+
+    assert written.text.splitlines() == [
+        "- order ORD-1002 for $2.50",
+        "- refund RF-777 approved",
+    ]
+    assert written.scores["unsupported_values"] == ["RF-777", "EUR 2.50"]
+    assert written.scores["unsupported_values_count"] == 2
+    assert compaction_services.summary_score(summary_id=written.pk) is not None
+    rescored = Summary.objects.get(pk=written.pk).scores
+    assert rescored["scorer"]  # the range scores replaced the writer's own
+    assert rescored["unsupported_values"] == ["RF-777", "EUR 2.50"]
 
 
 def test_a_range_that_is_not_one_path_fails(acme):

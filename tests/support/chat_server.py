@@ -28,7 +28,10 @@ Server-Sent Events in the `chat.completion.chunk` shape, one word (with its trai
 chunk, `chunk_delay` seconds apart, then a chunk with `finish_reason`, then (when the request
 asks with `stream_options.include_usage`) a usage chunk with no choices, then `data: [DONE]`.
 `reply` sets a fixed reply text for every mode that answers (default: the deterministic memo
-above). `stream_fail_after` (a number of words) ends the stream there without `finish_reason`
+above). A request with a JSON-schema `response_format` is answered with that memo as JSON
+(`{"lines": [{"role", "text", "values"}]}`), or, with `json_schema=False` (a server without
+structured output), refused with HTTP 400 naming `response_format`.
+`stream_fail_after` (a number of words) ends the stream there without `finish_reason`
 or `[DONE]`, as a server that dies mid-answer does. A stream whose client went away is counted
 in `aborted_streams` (so a test can see that the caller stopped reading the model).
 
@@ -90,8 +93,10 @@ class ChatServer:
         api_key: str | None = None,
         port: int = 0,
         context_limit: int | None = None,
+        json_schema: bool = True,
     ) -> None:
         self._lock = threading.Lock()
+        self.json_schema = json_schema
         self._stopping = threading.Event()
         self._requests: list[RecordedRequest] = []
         self._completions_seen = 0
@@ -148,6 +153,7 @@ class ChatServer:
         model_name: str | None = None,
         finish_reason: str | None = None,
         usage: Any = None,
+        json_schema: bool | None = None,
     ) -> None:
         """Change behaviour; a new mode or `fail_n` restarts the fail_n_then_ok count.
         `stream_fail_after=0` turns mid-stream failures off again."""
@@ -161,6 +167,8 @@ class ChatServer:
                     self.overrides[name] = value
             if context_limit is not None:
                 self.context_limit = context_limit
+            if json_schema is not None:
+                self.json_schema = json_schema
             if reply is not None:
                 self.reply = reply
             if chunk_delay is not None:
@@ -295,6 +303,12 @@ class _Handler(BaseHTTPRequestHandler):
         mode, delay = self.chat._record(RecordedRequest(self.path, headers, body))
         if self._over_context(body):
             return
+        structured = _wants_json_schema(body)
+        if structured and not self.chat.json_schema:
+            self._send_error(
+                400, "response_format json_schema is not supported", "invalid_request_error"
+            )
+            return
         if mode == "timeout" and not self.chat._sleep(delay):
             return
         if mode == "error500":
@@ -309,6 +323,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"id": "chatcmpl-test", "object": "chat.completion"})
         else:
             content = "" if mode == "empty" else (self.chat.reply or fake_summary(body))
+            if structured and mode != "empty" and not self.chat.reply:
+                content = json_memo(content)
             if body.get("stream"):
                 self._stream(body, content)
             else:
@@ -403,6 +419,27 @@ def fake_summary(body: dict[str, Any]) -> str:
     words = "; ".join(lines).split() or ["Nothing", "to", "note."]
     limit = body.get("max_tokens") or body.get("max_completion_tokens") or len(words)
     return " ".join(words[:limit])
+
+
+def _wants_json_schema(body: dict[str, Any]) -> bool:
+    response_format = body.get("response_format")
+    return isinstance(response_format, dict) and response_format.get("type") == "json_schema"
+
+
+def json_memo(text: str) -> str:
+    """The "ok" memo as a JSON-schema reply: one line per "; "-separated piece, its values the
+    words with a digit or "@"."""
+    lines = [
+        {
+            "role": "user",
+            "text": piece,
+            "values": [
+                w.strip(".,;") for w in piece.split() if any(c.isdigit() or c == "@" for c in w)
+            ],
+        }
+        for piece in text.split("; ")
+    ]
+    return json.dumps({"lines": lines})
 
 
 def prompt_words(body: dict[str, Any]) -> int:

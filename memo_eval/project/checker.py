@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from compaction.memo_eval.generator import PlantedFact, Probe
+from memo_eval.project.generator import PlantedFact, Probe
 
 MAX_CANDIDATES_PER_UNIT = 3
 

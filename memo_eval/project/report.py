@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from compaction.backends.base import BackendError, SummarizerBackend
-from compaction.memo_eval.generator import Conversation
-from compaction.memo_eval.simulate import (
+from memo_eval.project.generator import Conversation
+from memo_eval.project.simulate import (
     DEFAULT_LOOP,
     Checkpoint,
     LoopSettings,

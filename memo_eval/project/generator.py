@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from compaction.memo_eval.phrasings import PHRASINGS, Phrasing
+from memo_eval.project.phrasings import PHRASINGS, Phrasing
 
 DEFAULT_TURNS = 500
 # Dev conversations are for tuning; held-out ones (other seeds, and phrasings no tuning run

@@ -8,7 +8,7 @@ wording it has not seen. The held-out sets have their own filler (small talk, lo
 answers); the dev sets share theirs. "heldout2" was written after the embedded summarizer's
 reader was frozen.
 
-Slots in braces are filled by ``compaction.memo_eval.generator``: case slots (``{order}``,
+Slots in braces are filled by ``memo_eval.project.generator``: case slots (``{order}``,
 ``{total}``, ``{eta}`` …, whose first statement plants a fact) and flavour slots that plant
 nothing (``{product}``, ``{carrier}``, ``{first}``, ``{days}``, ``{threshold}`` …).
 """

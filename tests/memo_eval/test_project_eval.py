@@ -6,7 +6,8 @@ from statistics import fmean
 import pytest
 
 from compaction.backends.base import MemoDraft, MemoSource
-from compaction.memo_eval.checker import (
+from convmem.tokens import count_tokens
+from memo_eval.project.checker import (
     amounts_in,
     dates_in,
     fact_present,
@@ -14,7 +15,7 @@ from compaction.memo_eval.checker import (
     status_stated,
     units_of,
 )
-from compaction.memo_eval.generator import (
+from memo_eval.project.generator import (
     CUSTOMER,
     SPLITS,
     PlantedFact,
@@ -22,9 +23,8 @@ from compaction.memo_eval.generator import (
     generate,
     split_conversations,
 )
-from compaction.memo_eval.report import evaluate_split, format_report, goal_met, merged
-from compaction.memo_eval.simulate import LoopSettings, message_ids, run_conversation, segments
-from convmem.tokens import count_tokens
+from memo_eval.project.report import evaluate_split, format_report, goal_met, merged
+from memo_eval.project.simulate import LoopSettings, message_ids, run_conversation, segments
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compaction.backends.base import MemoDraft, MemoSource, SummarizerBackend
-from compaction.memo_eval.checker import fact_present, probe_answered, units_of
-from compaction.memo_eval.generator import Conversation, PlantedFact
 from compaction.rendering import memo_content
 from convmem.tokens import (
     MESSAGE_OVERHEAD,
@@ -35,6 +33,8 @@ from convmem.tokens import (
     default_encoding_name,
     get_encoding,
 )
+from memo_eval.project.checker import fact_present, probe_answered, units_of
+from memo_eval.project.generator import Conversation, PlantedFact
 
 DEFAULT_CHECKPOINTS = (100, 200, 300, 400, 500)
 DEFAULT_MEMO_TOKENS = 512

@@ -1,0 +1,263 @@
+"""What a statement carries that later turns may need, read from the shape of its words alone.
+
+No vocabulary of a domain is used: a word is *specific* when its shape says it is not ordinary
+prose, in any script — it holds a digit (numbers, amounts, dates, times, codes, phone numbers),
+letters of mixed case inside it ("iPhone", "getUser"), an upper-case run ("QXHZPM", "SEK"),
+punctuation between letters or digits ("foo_bar.py", "a-b-c", "x.y"), "@" (an e-mail, a
+handle), "/" or "\\" (a path, a date, a fraction), "://" (a URL), or it is a capitalised word
+that does not merely open a sentence (a name, also "Joaquín", "Łódź", "Ельцин"), or it stands in
+quotes or backticks. A statement is a sentence or a line; its specific words are its
+*anchors*: the values a later turn may ask back for, and what ties a later statement to it.
+
+The few words that signal that a statement corrects an earlier one, closes something or states
+a preference or a decision are general English connectives ("actually", "instead", "resolved",
+"prefer", "decided"), never a domain's terms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+# Sentences end at . ! ? (and their full-width forms) followed by a blank, or at a line break;
+# not after a word of one to three letters and a dot ("ul.", "St.", "e.g."): an abbreviation,
+# nor after a number of one or two digits and a dot ("3. OG"): an ordinal.
+_SENTENCE_END = re.compile(
+    r"(?<![\s.][^\W_])(?<![\s.][^\W_]{2})(?<![\s.][^\W\d_]{3})(?<=[.!?。！？])\s+(?=\S)"  # noqa: RUF001
+    r"|\n+"
+)
+_WORD = re.compile(r"\S+")
+EDGE_PUNCTUATION = "\"'`“”‘’«»„()[]{}<>,.;:!?¿¡…*_~|"  # noqa: RUF001
+_QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|“([^”\n]{2,120})”|`([^`\n]{1,160})`|«([^»\n]{2,120})»")
+_INNER_PUNCTUATION = re.compile(r"\w[-_.:#+=@/\\]\w|\w[(\[{]")
+
+CORRECTION = re.compile(
+    r"\b(?:actually|correction|corrected|instead|changed?|changing|updated?|new|now|no longer|"
+    r"rather than|moved|switch(?:ed)?|replaced?|wrong|mistake|typo|scratch that|not .{1,30} but)\b",
+    re.IGNORECASE,
+)
+CLOSURE = re.compile(
+    r"\b(?:resolved|closed?|closing|fixed|cancel+ed|completed?|solved|settled|all set|finished|"
+    r"done with|wrapped up|no longer need(?:ed)?|not needed any more|taken care of|sorted)\b",
+    re.IGNORECASE,
+)
+_NEGATED_CLOSURE = re.compile(
+    r"\b(?:not|n't|never|still|yet|un)\W*(?:\w+\W+){0,2}"
+    r"(?:resolved|closed|fixed|cancel+ed|completed|solved|settled|all set)\b",
+    re.IGNORECASE,
+)
+PREFERENCE = re.compile(
+    r"\b(?:prefer(?:s|red)?|rather|always|never|don'?t|do not|avoid|only|must|like|"
+    r"wants?|wish|matters?|important|allerg\w*|decided?|decision|agreed?|let'?s|we'?ll|we will|"
+    r"i'?ll|i will|going to|go with|choose|chose|plan(?:ned)? to|remember|mind)\b",
+    re.IGNORECASE,
+)
+# The pronoun "I" and its contractions are capitalised everywhere, and name no one.
+_PRONOUN_I = re.compile(r"^I(?:['’][a-z]{1,2})?$")  # noqa: RUF001
+STRONG, MEDIUM, WEAK = 3, 2, 1
+# Numbers written out ("in two weeks", "three twin rooms"): weak values of their own.
+NUMBER_WORDS = frozenset(
+    [
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "fifteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "hundred",
+        "thousand",
+        "dozen",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One sentence or line of a message, with its anchors (specific words, as written)."""
+
+    role: str
+    text: str
+    anchors: tuple[str, ...]
+    # The whole sentence when ``text`` was trimmed: its cue words still count.
+    said: str = ""
+
+    @property
+    def whole(self) -> str:
+        return self.said or self.text
+
+    @property
+    def weight(self) -> int:
+        """How much the statement carries: its anchors' strengths, summed (at most 8)."""
+        return min(8, sum(strength(anchor) for anchor in self.anchors))
+
+    @property
+    def asks(self) -> bool:
+        return self.whole.rstrip().endswith(("?", "？"))  # noqa: RUF001
+
+    @property
+    def corrects(self) -> bool:
+        return CORRECTION.search(self.whole) is not None
+
+    @property
+    def closes(self) -> bool:
+        text = self.whole.rstrip()
+        if text.endswith("?") or _NEGATED_CLOSURE.search(text):
+            return False
+        return CLOSURE.search(text) is not None
+
+    @property
+    def prefers(self) -> bool:
+        return PREFERENCE.search(self.whole) is not None
+
+
+def statements(role: str, text: str) -> Iterator[Statement]:
+    """The statements of one message, in order, each with its anchors (maybe none)."""
+    for piece in _SENTENCE_END.split(text):
+        piece = " ".join(piece.split()).strip("-*•> ")
+        if piece:
+            yield Statement(role=role, text=piece, anchors=tuple(anchors(piece)))
+
+
+def anchors(text: str) -> list[str]:
+    """The specific words and quoted strings of ``text``, as written, in order, no repeats."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(text):
+        quoted = next(group for group in match.groups() if group is not None).strip()
+        # A key of a JSON object or a single quoted word is not a value by itself.
+        if quoted and text[match.end() : match.end() + 1] != ":" and not quoted.isalpha():
+            found.append(quoted)
+    words = list(_WORD.finditer(text))
+    for index, match in enumerate(words):
+        word = match.group(0).strip(EDGE_PUNCTUATION)
+        if not word:
+            continue
+        opens = index == 0 or words[index - 1].group(0)[-1:] in ".!?:;\"'“(-•*>"
+        follower = (
+            words[index + 1].group(0).strip(EDGE_PUNCTUATION) if index + 1 < len(words) else ""
+        )
+        if is_specific(word, opens_sentence=opens, next_word=follower):
+            found.append(word)
+    return list(dict.fromkeys(found))
+
+
+def strength(anchor: str) -> int:
+    """How telling an anchor is: ``STRONG`` for long codes, dates, amounts, e-mail, URLs and
+    paths; ``MEDIUM`` for names, words in capitals, numbers of three digits or more, dotted or
+    joined words; ``WEAK`` for short numbers, two capitals and quotes of plain words."""
+    digits = sum(char.isdigit() for char in anchor)
+    letters = sum(char.isalpha() for char in anchor)
+    others = len(anchor) - digits - letters
+    if "@" in anchor[1:] or "://" in anchor or (re.search(r"\w/\w", anchor) and letters > 1):
+        return STRONG
+    if digits:
+        if len(anchor.replace(" ", "")) >= 4 and (letters or others):
+            return STRONG
+        return MEDIUM if digits >= 3 else WEAK
+    if anchor.casefold() in NUMBER_WORDS:
+        return WEAK
+    if " " in anchor:  # a quoted string
+        return MEDIUM if any(char.isupper() for char in anchor) else WEAK
+    if letters == 2 and anchor.isupper():
+        return WEAK
+    return MEDIUM
+
+
+def skeleton(text: str) -> str:
+    """``text`` with its numbers reduced to their shape: lines of one template (log lines, list
+    items, table rows) share a skeleton, and so do repeats of one sentence."""
+    return " ".join(
+        shape(word) if any(char.isdigit() for char in word) else word.casefold()
+        for word in text.split()
+    )
+
+
+def is_specific(word: str, *, opens_sentence: bool = False, next_word: str = "") -> bool:
+    """Whether ``word`` (edge punctuation stripped) is a value rather than ordinary prose."""
+    if _PRONOUN_I.match(word):
+        return False
+    if any(char.isdigit() for char in word):
+        return True
+    if len(word) == 1:
+        return False
+    if word.casefold() in NUMBER_WORDS:
+        return True
+    if "@" in word[1:] or "://" in word or _INNER_PUNCTUATION.search(word):
+        return not _is_plain_compound(word)
+    letters = [char for char in word if char.isalpha()]
+    if not letters:
+        return False
+    if len(letters) >= 2 and all(char.isupper() for char in letters):
+        return True
+    if any(char.isupper() for char in word[1:]) and any(char.islower() for char in word):
+        return True
+    if word[0].isupper():
+        if not opens_sentence:
+            return True
+        # A capitalised word opening a sentence is a name when a name follows it, or when it is
+        # written in letters beyond plain ASCII ("Joaquín", "Łukasz").
+        return (next_word[:1].isupper() and next_word[1:2].islower()) or not word.isascii()
+    if _caseless_script(word) and len(word) >= 2:
+        return True
+    return _unpronounceable(word)
+
+
+def _unpronounceable(word: str) -> bool:
+    """A lower-case Latin word that no language writes: four letters or more without a vowel
+    ("qxzplm"), or five consonants in a row, not counting h ("bcdfkt"). Letter codes that
+    happen to read like words are not told apart from words."""
+    if len(word) < 4 or not word.isascii() or not word.isalpha():
+        return False
+    lowered = word.casefold()
+    if not any(char in "aeiouy" for char in lowered):
+        return True
+    return re.search(r"[b-df-gj-np-tv-xz]{5,}", lowered) is not None
+
+
+def _is_plain_compound(word: str) -> bool:
+    """ "well-known", "e.g.", "and/or": joined ordinary words, not a value."""
+    parts = re.split(r"[-/.]", word)
+    return all(part.isalpha() and part.islower() for part in parts) and (
+        "-" in word or (len(parts) == 2 and all(len(part) <= 3 for part in parts))
+    )
+
+
+def _caseless_script(word: str) -> bool:
+    """Letters of a script without case (CJK, Arabic, Hebrew, Thai, Devanagari…): their names
+    cannot be told by a capital, so such words count as specific only in short runs."""
+    return any(char.isalpha() and unicodedata.category(char) == "Lo" for char in word)
+
+
+def topic_words(text: str, anchors_of_text: tuple[str, ...]) -> frozenset[str]:
+    """Lower-case content words of ``text`` (four letters or more, no anchors): what a later
+    statement about the same thing is likely to repeat ("address", "delivery", "flight")."""
+    skip = {anchor.casefold() for anchor in anchors_of_text}
+    words = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0).strip(EDGE_PUNCTUATION).casefold()
+        if len(word) >= 4 and word.isalpha() and word not in skip:
+            words.add(word[:6])  # a crude stem: "delivered" and "delivery" meet at "delive"
+    return frozenset(words)
+
+
+def shape(word: str) -> str:
+    """The shape class of an anchor: "9" digits, "a" letters, other characters as they are,
+    runs collapsed ("12/03/2026" -> "9/9/9", "ABC-123" -> "a-9"). Two values of one shape
+    class are likely two values of the same thing."""
+    out: list[str] = []
+    for char in word:
+        kind = "9" if char.isdigit() else "a" if char.isalpha() else char
+        if not out or out[-1] != kind:
+            out.append(kind)
+    return "".join(out)
