@@ -79,6 +79,9 @@ VERSION = "curator/4"
 # one turn every turn and had no recall. None of them runs any more.
 KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", VERSION)
 TASK_ROLE = "user"
+# The most of the available budget the memo slot (and the recall slot) may take: in a small
+# window the memo is written smaller, so the verbatim turns keep three quarters.
+SLOT_SHARE = 0.25
 TOOL_ROLE = "tool"
 
 
@@ -182,10 +185,10 @@ class Policy:
     """How a model profile curates.
 
     ``min_recent_turns`` (>= 1) turns are kept verbatim when they fit. The memo slot is
-    ``memo_max_tokens`` (+ overhead), at most ``1 - high_water`` of the available budget; a
-    slot smaller than ``min_memo_tokens`` is not worth a memo. ``recall_max_tokens`` caps the
-    recalled section (overheads included; 0: recall off); its slot is at most ``1 -
-    high_water`` of the available budget too. A memo is requested once the
+    ``memo_max_tokens`` (+ overhead), at most ``SLOT_SHARE`` of the available budget; a slot
+    smaller than ``min_memo_tokens`` is not worth a memo. ``recall_max_tokens`` caps the
+    recalled section (overheads included; 0: recall off); its slot is at most ``SLOT_SHARE``
+    of the available budget too. A memo is requested once the
     turns after the newest memo pass ``high_water`` (0 < hw <= 1) of the verbatim room,
     reaching to where ``low_water`` (0 <= lw < hw) of the room is left after it: the block's
     marks. One request covers at most ``segment_tokens`` of new turns (what a memo writer can read
@@ -322,15 +325,15 @@ def split_units(path: Sequence[Turn]) -> list[Unit]:
 
 def memo_slot(available: int, policy: Policy) -> int:
     """Tokens set aside for the memo (or the task statement) when the history does not fit:
-    the memo's size plus its overhead, at most ``1 - high_water`` of ``available``."""
-    share = floor((1 - policy.high_water) * max(available, 0))
+    the memo's size plus its overhead, at most ``SLOT_SHARE`` of ``available``."""
+    share = floor(SLOT_SHARE * max(available, 0))
     return max(0, min(policy.memo_max_tokens + policy.message_overhead, share))
 
 
 def recall_slot(available: int, policy: Policy) -> int:
-    """Tokens set aside for recalled turns when the history does not fit and there are
-    candidates: ``recall_max_tokens``, at most ``1 - high_water`` of ``available``."""
-    share = floor((1 - policy.high_water) * max(available, 0))
+    """Tokens set aside for recalled turns when the history does not fit:
+    ``recall_max_tokens``, at most ``SLOT_SHARE`` of ``available``."""
+    share = floor(SLOT_SHARE * max(available, 0))
     return max(0, min(policy.recall_max_tokens, share))
 
 

@@ -1,6 +1,7 @@
 """curator/4 through the API, with memos written by a real worker: between block boundaries,
-each model input is the previous one, its answer, and the new turn; the response says which
-leading messages are the stable prefix."""
+each model input's stable prefix is the previous one's, then the previous turn and its answer
+(what changes every turn, such as recalled excerpts, comes after it, before the new turn); the
+response says which leading messages are the stable prefix."""
 
 import hashlib
 import json
@@ -41,13 +42,16 @@ def test_inputs_extend_each_other_between_block_boundaries(acme, celery_worker):
         context = post_context(acme.client, thread, **BUDGET).data
         messages, prefix = context["messages"], context["prefix"]
 
-        assert prefix["hash"] == prefix_hash(messages[: prefix["messages"]])
-        assert messages[prefix["messages"] :] == messages[-1:]  # only the new turn after it
+        stable = messages[: prefix["messages"]]
+        assert prefix["hash"] == prefix_hash(stable)
+        # After the prefix: recalled excerpts (if any), then the new turn, last.
+        assert messages[-1] == {"role": "user", "content": turn_text(index, "user")}
+        assert all(m["role"] == "system" for m in messages[prefix["messages"] : -1])
         record = AssemblyRecord.objects.get(public_id=context["assembly_id"])
         assert record.plan["prefix"]["hash"] == prefix["hash"]
         if previous is not None:
-            answer = previous["answer"]
-            if messages[: len(previous["messages"]) + 1] == [*previous["messages"], answer]:
+            cached = [*previous["stable"], previous["turn"], previous["answer"]]
+            if stable[: len(cached)] == cached:
                 extended += 1
             else:
                 boundaries += 1
@@ -56,7 +60,8 @@ def test_inputs_extend_each_other_between_block_boundaries(acme, celery_worker):
             acme, thread, index + 1, "assistant", assembly_id=context["assembly_id"]
         )
         previous = {
-            "messages": messages,
+            "stable": stable,
+            "turn": messages[-1],
             "answer": {"role": "assistant", "content": answer_body["content"]},
         }
         # A worker that keeps pace: the memo asked for is written before the next turn.

@@ -131,9 +131,10 @@ def test_path_page_plan(deep_thread):
 
 
 def read_params(thread: Thread, *, budget: int) -> list[Any]:
-    """``context_read``'s parameters: 3 tokens + 4 overhead per message, no lookahead."""
+    """``context_read``'s parameters: 3 tokens + 4 overhead per message, no lookahead; the
+    last is the thread whose previous input's prefix is read."""
     walk = [4, thread.active_leaf_id, thread.pk, 4, 10_000, 1, budget, budget]
-    return [*walk, *[budget] * 4, thread.root_id]
+    return [*walk, *[budget] * 4, thread.root_id, thread.pk]
 
 
 def test_context_read_plan(deep_thread):
