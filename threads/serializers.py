@@ -367,7 +367,6 @@ class MessageBatchCreateSerializer(serializers.Serializer):
     )
     messages = BatchTurnSerializer(
         many=True,
-        min_length=1,
         max_length=MAX_BATCH_MESSAGES,
         help_text="Appended in order, each under the one before it; the last becomes the "
         "active leaf.",
