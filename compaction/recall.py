@@ -11,10 +11,12 @@ index ranks so: PostgreSQL's ``ts_rank`` has no document frequency at all, and b
 rank within the whole table, not the thread.
 
 Only messages on the active path are candidates: a message on the read stretch is; an older
-one is when it is the only message of the thread at its depth (one query on the (thread,
-depth) index); at a depth with forks, by one bounded walk up the path. The best
-``MAX_CANDIDATES`` are returned with their rendered text and its exact token count, so the
-curator's arithmetic holds; erased messages are never candidates (they are not in the index).
+one is when it is the only message of the thread at its depth (counted through the (thread,
+depth) index by the query that reads the candidates); at a depth with forks, by one bounded
+walk up the path. Three queries in all (the turn's text, the word hits, the candidates), four
+with a fork. The best ``MAX_CANDIDATES`` are returned with their rendered text and its exact
+token count, so the curator's arithmetic holds; erased messages are never candidates (they
+are not in the index).
 """
 
 import math
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
+from django.db.models import Count, OuterRef, Subquery
 
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
@@ -79,10 +82,11 @@ def recall_candidates(
     hits = thread_term_hits(
         thread_id=thread.pk, terms=terms, below_depth=below_depth, per_term=PER_TERM + 1
     )
-    ranked = _ranked(hits, older=below_depth - 1)
-    on_path = _on_path(thread, rows, ranked)
-    chosen = [(message_id, score) for message_id, score in ranked if message_id in on_path]
-    return _rendered(chosen[:MAX_CANDIDATES], max_tokens, encoding, count)
+    ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
+    found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)
+    on_path = _on_path(thread, rows, found)
+    chosen = [message_id for message_id in ranked if message_id in on_path]
+    return _rendered(chosen[:MAX_CANDIDATES], found, encoding, count)
 
 
 def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:
@@ -119,11 +123,47 @@ def _ranked(hits: Iterable, *, older: int) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
 
 
-_DEPTHS_SQL = f"""
-SELECT id, depth, (SELECT COUNT(*) FROM {MESSAGE_TABLE} o
-                   WHERE o.thread_id = m.thread_id AND o.depth = m.depth)
-FROM {MESSAGE_TABLE} m WHERE m.id IN ({{ids}})
-"""
+@dataclass(frozen=True)
+class _Candidate:
+    public_id: str
+    role: str
+    payload: MessagePayload
+    depth: int
+    at_depth: int  # messages of the thread at this depth (1: it lies on every path there)
+
+
+def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
+    """The messages ``ids`` that could fit the section, with their content and how many
+    messages of the thread share their depth (one query, through the (thread, depth) index)."""
+    if not ids:
+        return {}
+    same_depth = (
+        Message.objects.filter(thread_id=OuterRef("thread_id"), depth=OuterRef("depth"))
+        .order_by()
+        .values("thread_id")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    rows = (
+        Message.objects.filter(pk__in=ids, token_count__lte=max_tokens)
+        .annotate(at_depth=Subquery(same_depth))
+        .values_list(
+            "pk",
+            "public_id",
+            "role",
+            "content",
+            "content_parts",
+            "tool_calls",
+            "tool_call_id",
+            "depth",
+            "at_depth",
+        )
+    )
+    return {
+        pk: _Candidate(public_id, role, MessagePayload(content, parts, calls, call_id), depth, n)
+        for pk, public_id, role, content, parts, calls, call_id, depth, n in rows
+    }
+
 
 _WALK_SQL = f"""
 WITH RECURSIVE up(id, parent_id, depth, n) AS (
@@ -137,27 +177,19 @@ SELECT id FROM up
 """
 
 
-def _on_path(
-    thread: Thread, rows: Sequence[StretchRow], ranked: list[tuple[int, float]]
-) -> set[int]:
-    """Which of the first ranked ids lie on the path ending with ``rows``."""
+def _on_path(thread: Thread, rows: Sequence[StretchRow], found: dict[int, _Candidate]) -> set[int]:
+    """Which candidates lie on the path ending with ``rows``."""
     read = {row.id for row in rows}
     top_depth = rows[0].depth
-    wanted = [message_id for message_id, _ in ranked[: MAX_CANDIDATES * 2]]
-    on_path = {message_id for message_id in wanted if message_id in read}
-    older = [message_id for message_id in wanted if message_id not in read]
-    if not older:
-        return on_path
+    on_path = {message_id for message_id in found if message_id in read}
     forked: dict[int, int] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(_DEPTHS_SQL.format(ids=", ".join(["%s"] * len(older))), older)
-        for message_id, depth, at_depth in cursor.fetchall():
-            if depth >= top_depth:
-                continue  # at a depth the read covers, yet not on it: another branch
-            if at_depth == 1:
-                on_path.add(message_id)
-            else:
-                forked[message_id] = depth
+    for message_id, candidate in found.items():
+        if message_id in read or candidate.depth >= top_depth:
+            continue  # on the read stretch, or at a depth it covers yet not on it
+        if candidate.at_depth == 1:
+            on_path.add(message_id)
+        else:
+            forked[message_id] = candidate.depth
     if forked:
         with connection.cursor() as cursor:
             cursor.execute(_WALK_SQL, [rows[0].id, min(forked.values()), MAX_FORK_WALK])
@@ -167,30 +199,15 @@ def _on_path(
 
 
 def _rendered(
-    chosen: list[tuple[int, float]], max_tokens: int, encoding: str, count: TokenCounter
+    chosen: list[int], found: dict[int, _Candidate], encoding: str, count: TokenCounter
 ) -> list[Recalled]:
-    order = [message_id for message_id, _ in chosen]
-    rows = {
-        pk: (public_id, role, MessagePayload(content, parts, calls, call_id), tokens)
-        for pk, public_id, role, content, parts, calls, call_id, tokens in Message.objects.filter(
-            pk__in=order, token_count__lte=max_tokens
-        ).values_list(
-            "pk",
-            "public_id",
-            "role",
-            "content",
-            "content_parts",
-            "tool_calls",
-            "tool_call_id",
-            "token_count",
-        )
-    }
     recalled = []
-    for message_id in order:
-        if message_id not in rows:
-            continue
-        public_id, role, payload, _ = rows[message_id]
-        text = recalled_content(message_id=public_id, role=role, payload=payload)
+    for message_id in chosen:
+        candidate = found[message_id]
+        text = recalled_content(
+            message_id=candidate.public_id, role=candidate.role, payload=candidate.payload
+        )
         tokens = count(text, sha256_hex(text), encoding)
-        recalled.append(Recalled(Turn(message_id, role, tokens), public_id, role, payload))
+        turn = Turn(message_id, candidate.role, tokens)
+        recalled.append(Recalled(turn, candidate.public_id, candidate.role, candidate.payload))
     return recalled

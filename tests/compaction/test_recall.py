@@ -1,6 +1,9 @@
 """Recall in context assembly: an old fact the current turn asks about comes back into the model
 input as a quoted excerpt, within the budget, recorded as ids and replayable to the same hash."""
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from audit.erasure import message_content_erase
 from compaction.models import AssemblyRecord
 from compaction.rendering import RECALLED_HEADER
@@ -20,15 +23,15 @@ def say(thread, role: str, content: str) -> Message:
     return services.message_append(thread=thread, actor=SYSTEM, role=role, content=content)
 
 
-def long_thread(acme, *, profile=None):
-    """A first turn, the fact at turn 3, 200 turns about other things, then the question."""
+def long_thread(acme, *, profile=None, filler: int = 200):
+    """A first turn, the fact at turn 3, ``filler`` turns about other things, the question."""
     thread = services.thread_create(
         tenant=acme.tenant, actor=SYSTEM, user_ref="user-1", profile=profile
     )
     grow(thread, 2)
     fact = say(thread, "user", FACT)
     say(thread, "assistant", "Noted.")
-    grow(thread, 200, start=4)
+    grow(thread, filler, start=4)
     question = say(thread, "user", QUESTION)
     return thread, fact, question
 
@@ -150,3 +153,21 @@ def test_only_the_active_path_is_recalled(acme):
     assert new.public_id in response.data["sections"]["recalled"]
     assert old.public_id not in response.data["sections"]["recalled"]
     assert "1111-AA" not in str(response.data["messages"])
+
+
+def test_recall_adds_at_most_three_queries(acme, settings):
+    """The turn's text, the word hits, the candidates (a fork would add one walk)."""
+    thread, fact, _ = long_thread(acme)
+    post_context(acme.client, thread, **BUDGET)  # the memo request is made once, here
+
+    def queries() -> tuple[int, list[str]]:
+        with CaptureQueriesContext(connection) as captured:
+            response = post_context(acme.client, thread, **BUDGET)
+        return len(captured), response.data["sections"]["recalled"]
+
+    with_recall, recalled = queries()
+    settings.CONVMEM_DEFAULT_RECALL = False
+    without, none = queries()
+
+    assert (recalled, none) == ([fact.public_id], [])
+    assert with_recall - without == 3
