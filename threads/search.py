@@ -48,7 +48,9 @@ _START, _STOP = "\x02", "\x03"
 def _pg_document(table: str = "") -> str:
     prefix = f'"{table}".' if table else ""
     return (
-        f"(to_tsvector('{PG_CONFIG}'::regconfig, {prefix}content) || "
+        # Angle brackets become spaces: PostgreSQL's parser reads `<b>word</b>`-like text as
+        # tags and leaves the words inside out of the document (pasted HTML, code).
+        f"(to_tsvector('{PG_CONFIG}'::regconfig, translate({prefix}content, '<>', '  ')) || "
         f"jsonb_to_tsvector('{PG_CONFIG}'::regconfig, "
         f"COALESCE(jsonb_path_query_array({prefix}tool_calls, '$[*].function'), '[]'::jsonb), "
         """'["string"]'))"""

@@ -1,5 +1,6 @@
 """Threads and messages API. Thin: parse, call a selector or service, serialize."""
 
+from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -20,7 +21,7 @@ from convmem.pagination import (
 )
 from threads import search, selectors, services
 from threads.idempotency import idempotent_response
-from threads.models import Message
+from threads.models import Message, Thread
 from threads.serializers import (
     MessageBatchCreateSerializer,
     MessageCreateSerializer,
@@ -353,6 +354,20 @@ def _search_response(request: Request, *, thread=None, user_ref: str | None = No
     return Response({"results": SearchHitSerializer(page.hits, many=True).data, "next": next_url})
 
 
+def _search_filter_thread(request: Request) -> Thread | None:
+    """The ``thread`` filter of a tenant-wide search; an unknown id is a 400 (a filter, not the
+    resource the URL names)."""
+    thread_id = request.query_params.get("thread")
+    if not thread_id:
+        return None
+    try:
+        return selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
+    except Http404:
+        raise InvalidRequest(
+            f"thread: no thread {thread_id} is yours.", code="unknown_thread"
+        ) from None
+
+
 class SearchView(APIView):
     @extend_schema(
         operation_id="search",
@@ -367,12 +382,7 @@ class SearchView(APIView):
         responses=_page("SearchPage", SearchHitSerializer),
     )
     def get(self, request: Request) -> Response:
-        thread_id = request.query_params.get("thread")
-        thread = (
-            selectors.thread_get(tenant=tenant_of(request), public_id=thread_id)
-            if thread_id
-            else None
-        )
+        thread = _search_filter_thread(request)
         return _search_response(
             request, thread=thread, user_ref=request.query_params.get("user_ref")
         )

@@ -261,7 +261,7 @@ def build_agent_thread(tenant_kit: TenantKit, *, user_ref: str = "user-agent") -
         say("assistant", f"It ships on Monday. {FILLER}")
     thread = Thread.objects.select_related("profile", "active_leaf").get(pk=thread.pk)
     assembly = context_assemble(
-        thread=thread, actor=SYSTEM, window_tokens=2500, reserve_tokens=200
+        thread=thread, actor=SYSTEM, window_tokens=3000, reserve_tokens=200
     ).record
     assert bulky_result.public_id in assembly.plan["elided"], assembly.plan
     return AgentThread(thread, question, calls, order_result, bulky_result, answer, assembly)

@@ -67,6 +67,8 @@ STATE_CODES = {
     "max_tokens_over_reserve",
     # usage: `to` before `from`, or a period too long for its grouping
     "invalid_period",
+    # search: a query with no word to look up (punctuation only)
+    "invalid_query",
 }
 UNSTATED_RULES = {
     "Invalid cursor.",

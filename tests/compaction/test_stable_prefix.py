@@ -69,4 +69,5 @@ def test_inputs_extend_each_other_between_block_boundaries(acme, celery_worker):
 
     assert Summary.objects.filter(thread=thread, status="ready").count() >= 2
     assert boundaries >= 1
-    assert extended >= 5 * boundaries
+    # At this small window a block is a few turns; most inputs extend the one before.
+    assert extended >= 3 * boundaries
