@@ -170,4 +170,6 @@ def test_recall_adds_at_most_three_queries(acme, settings):
     without, none = queries()
 
     assert (recalled, none) == ([fact.public_id], [])
-    assert with_recall - without == 3
+    # The lookup, the on-path check and the read of what it found (the current turn's text
+    # comes with the context's own read).
+    assert with_recall - without <= 3
