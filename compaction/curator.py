@@ -358,6 +358,8 @@ def curate(
     base = curate_history(
         path, memos, budget, policy, head=head, recall_room=slot, previous=previous
     )
+    if plan.memo is not None and not plan.lost and base.lost:
+        return plan  # recall never costs the middle between a memo and the recent turns
     return _with_recalled(base, budget, policy, recalled) or base
 
 

@@ -16,11 +16,7 @@ WINDOW, RESERVE = 1000, 100
 TURNS = 80
 
 
-def test_every_turn_fits_shows_the_current_turn_and_asks_for_few_memos(acme, settings):
-    # Without recall: with it on PostgreSQL, an input of this small window lost turns between
-    # the memo and the recent ones (the recall slot kept the memo from standing); a known
-    # issue, see the closing note of December 2026.
-    settings.CONVMEM_DEFAULT_RECALL = False
+def test_every_turn_fits_shows_the_current_turn_and_asks_for_few_memos(acme):
     thread = make_thread(acme.tenant)
     path: list[str] = []
     memos_written = 0
