@@ -5,8 +5,13 @@ request. Here, for every user turn after the history first overflows, the *reuse
 length of the common prefix of this input and (the previous input + its answer), over the
 length of this input, in tokens. Printed per workload and curator: mean and p10 reuse, input
 tokens per turn, input cost per turn with cached tokens priced at 10% and 50% of the input
-price (relative to curator/3 with no cache), memo writer calls per 1,000 turns, and inputs that
-lost turns between the memo and the recent turns.
+price (relative to curator/3 with no cache), memo writer calls per 1,000 turns, inputs that
+lost turns between the memo and the recent turns, and the median time of one ``curate()`` call.
+
+curator/4 runs twice: with recall off, and with recall on as profiles have it by default
+(``recall_max_tokens`` 512). Recall finds different older messages every turn, so its section
+sits after the stable history and before the current turn; here each turn recalls 0-3 random
+older messages of the path (the real lookup matches the new turn's words).
 
 Both curators run on the same turns in one run. curator/4 is the one in ``compaction.curator``;
 curator/3 is loaded from the commit where it last ran (``CURATOR3_COMMIT``, read with
@@ -27,12 +32,14 @@ Workloads:
 """
 
 import argparse
+import dataclasses
 import importlib.util
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +60,8 @@ MEMO_TOKENS = 480
 PATH_TURNS = 400
 ELIDE_ABOVE = 1_024  # a profile's tool_result_elide_tokens
 ELIDED_TOKENS = 12
+# Recall as production runs it (a profile's default recall_max_tokens).
+RECALL_TOKENS = 512
 
 
 @dataclass
@@ -111,6 +120,7 @@ class Result:
     memo_calls: int = 0
     lost_middle: int = 0
     exchanges: int = 0
+    curate_seconds: list[float] = field(default_factory=list)
 
 
 class Run:
@@ -118,9 +128,12 @@ class Run:
     the model must answer, renders it as token identities and compares it with the previous
     input plus what followed it."""
 
-    def __init__(self, module: ModuleType, window: int) -> None:
+    def __init__(self, module: ModuleType, window: int, *, recall: bool = False) -> None:
         self.module = module
         self.policy = module.Policy()
+        if recall:
+            self.policy = dataclasses.replace(self.policy, recall_max_tokens=RECALL_TOKENS)
+        self.recall_rng = random.Random(11) if recall else None
         self.budget = module.Budget(window=window, reserve=RESERVE, system=SYSTEM + 4)
         self.path: list[Message] = []
         self.memos: list = []
@@ -157,11 +170,15 @@ class Run:
                 memo_id=self.previous_plan.memo.id if self.previous_plan.memo else None,
                 first_id=self.previous_plan.recent[0],
             )
+        if self.recall_rng is not None:
+            kwargs["recalled"] = self.recall_candidates(turns[: -len(current)])
+        started = time.perf_counter()
         plan = self.module.curate(
             turns, self.memos, self.budget, self.policy, head=head_turn, **kwargs
         )
+        self.result.curate_seconds.append(time.perf_counter() - started)
         self.previous_plan = plan
-        rendered = self.render(plan)
+        rendered = self.render(plan, current)
         if plan.memo is not None or plan.anchor or plan.dropped:
             self.overflowed = True
         if self.overflowed and self.previous is not None:
@@ -171,17 +188,32 @@ class Run:
         if plan.request is not None:
             self.write_memo(plan.request)
 
-    def render(self, plan: object) -> list[tuple]:
+    def recall_candidates(self, older: list) -> list:
+        """What recall would find for this turn: a few older messages of the path, different
+        every turn (the lookup matches the words of the new turn), best first."""
+        count = min(len(older), self.recall_rng.randint(0, 3))
+        return self.recall_rng.sample(older, count)
+
+    def render(self, plan: object, current: list[Message]) -> list[tuple]:
+        """Token identities in the order context assembly renders them: system prompt, memo,
+        task statement and the verbatim history, the recalled excerpts, then the current turn."""
         tokens: list[tuple] = [("system", k) for k in range(SYSTEM)]
         if plan.memo is not None:
             tokens += [("memo", plan.memo.id, k) for k in range(MEMO_TOKENS)]
         by_id = {m.id: m for m in self.path[-PATH_TURNS - 1 :]}
-        for message_id in (*plan.anchor, *plan.recent):
+        current_ids = {m.id for m in current}
+        history = [i for i in (*plan.anchor, *plan.recent) if i not in current_ids]
+        recalled = getattr(plan, "recalled", ())
+        for kind, message_id in [
+            *(("message", i) for i in history),
+            *(("recalled", i) for i in recalled),
+            *(("message", m.id) for m in current),
+        ]:
             message = by_id.get(message_id) or self.path[0]
             if message_id in plan.elided:
                 tokens += [("elided", message_id, k) for k in range(ELIDED_TOKENS)]
             else:
-                tokens += [("message", message_id, k) for k in range(message.tokens)]
+                tokens += [(kind, message_id, k) for k in range(message.tokens)]
         return tokens
 
     def measure(self, plan: object, rendered: list[tuple], current: list[Message]) -> None:
@@ -228,6 +260,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def run(workload: str, turns: int, curators: dict[str, ModuleType]) -> dict[str, Result]:
     runs = {name: Run(module, WINDOWS[workload]) for name, module in curators.items()}
+    runs["curator/4 + recall"] = Run(curators["curator/4"], WINDOWS[workload], recall=True)
     make = support if workload == "support" else agent
     for messages in make(turns, random.Random(7)):
         for one in runs.values():
@@ -248,18 +281,20 @@ def report(workload: str, results: dict[str, Result]) -> None:
     today = statistics.fmean(results["curator/3"].input_tokens)
     print(f"\n{workload} (window {WINDOWS[workload]:,}): per input after the first overflow")
     print(
-        f"{'curator':<10} {'inputs':>7} {'reuse mean':>10} {'p10':>6} {'tokens':>7} "
+        f"{'curator':<18} {'inputs':>7} {'reuse mean':>10} {'p10':>6} {'tokens':>7} "
         f"{'cost@10%':>9} {'cost@50%':>9} {'memos/1k turns':>15} {'lost middle':>12}"
     )
     for name, result in results.items():
         print(
-            f"{name:<10} {len(result.reuse):>7} {statistics.fmean(result.reuse):>10.3f} "
+            f"{name:<18} {len(result.reuse):>7} {statistics.fmean(result.reuse):>10.3f} "
             f"{percentile(result.reuse, 0.1):>6.3f} {statistics.fmean(result.input_tokens):>7.0f} "
             f"{cost(result, 0.1) / today:>8.2f}x {cost(result, 0.5) / today:>8.2f}x "
             f"{1000 * result.memo_calls / max(result.exchanges, 1):>15.1f} "
-            f"{result.lost_middle:>12}"
+            f"{result.lost_middle:>12} "
+            f"{1e6 * statistics.median(result.curate_seconds):>10.0f}"
         )
-    print("cost: relative to curator/3's mean input tokens at the full input price")
+    print("cost: relative to curator/3's mean input tokens at the full input price;")
+    print("curate µs: median time of one curate() call (the pure function) on the same turns")
 
 
 def main() -> int:

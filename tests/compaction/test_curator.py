@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from compaction.curator import (
@@ -968,3 +968,47 @@ def test_a_memo_given_up_for_a_big_turn_is_not_taken_back() -> None:
     assert fresh.memo is None  # with no previous input: everything, the result elided
     assert kept.memo == newer
     assert kept.recent[0] == big.recent[0]
+
+
+@given(recall_cases(), st.data())
+@settings(max_examples=300)
+def test_with_recall_between_block_boundaries_the_stable_history_extends(
+    case_candidates: tuple[Case, list[Turn]], data: st.DataObject
+) -> None:
+    """Recall changes every turn, so it sits after the stable history: when turn t+1 keeps
+    turn t's memo (or task statement) and first verbatim turn, its verbatim history is turn t's
+    followed by the answer and the new turn, whatever either turn recalled; the recalled turns
+    are never also verbatim."""
+    case, candidates = case_candidates
+    if not case.current_unit_fits():
+        return
+    last = max(turn.id for turn in case.path)
+    answer, question = data.draw(TOKENS), data.draw(TOKENS)
+    grown = [*case.path, Turn(last + 1, "assistant", answer), Turn(last + 2, "user", question)]
+    later_candidates = data.draw(st.permutations(candidates))
+    before = curate(
+        case.path, case.memos, case.budget, case.policy, head=case.head, recalled=candidates
+    )
+    previous = Prefix(before.memo.id if before.memo else None, before.recent[0])
+    later = Case(grown, case.memos, case.budget, case.policy, case.head, previous)
+    if not later.current_unit_fits():
+        return
+
+    after = curate(
+        grown,
+        case.memos,
+        case.budget,
+        case.policy,
+        head=case.head,
+        recalled=later_candidates,
+        previous=previous,
+    )
+
+    if (before.memo, before.anchor, before.recent[0]) == (
+        after.memo,
+        after.anchor,
+        after.recent[0],
+    ):
+        event(f"same block, recall placed: {bool(before.recalled and after.recalled)}")
+        assert after.recent == (*before.recent, last + 1, last + 2)
+    assert not set(after.recalled) & {*after.recent, *after.anchor}
