@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "usage",
     "respond",
     "audit",
+    "imports",
 ]
 
 MIDDLEWARE = [
@@ -204,6 +205,7 @@ SPECTACULAR_SETTINGS = {
         "MessageRoleEnum": "threads.models.Role",
         "ApiRoleEnum": "threads.models.API_ROLES",
         "MessageStatusEnum": "threads.models.MessageStatus",
+        "ImportFormatEnum": "imports.formats.FORMATS",
     },
 }
 
