@@ -155,8 +155,10 @@ def test_with_an_endpoint_a_process_exports_its_spans_over_otlp(tmp_path):
     receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     receiver.received = []  # type: ignore[attr-defined]
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    # Its own SQLite database in tmp_path, whatever the suite runs on.
+    outside = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env = {
-        **os.environ,
+        **outside,
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{receiver.server_port}",
         "OTEL_SERVICE_NAME": "convmem-test",
         "CONVMEM_VAR_DIR": str(tmp_path),
