@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as ExportedSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
@@ -21,9 +23,11 @@ from convmem import telemetry
 from tests.conftest import make_thread
 from tests.respond.conftest import CHAT_MODEL, chat  # noqa: F401 (the chat server fixture)
 from tests.support.chat_server import ChatServer
+from tests.support.worker import start_worker
 from threads.tasks import purge_idempotency_records
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+CLIENT = ExportedSpan.SpanKind.SPAN_KIND_CLIENT
 
 
 @pytest.fixture
@@ -151,10 +155,50 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
-def test_with_an_endpoint_a_process_exports_its_spans_over_otlp(tmp_path):
-    receiver = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    receiver.received = []  # type: ignore[attr-defined]
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+@pytest.fixture
+def receiver() -> Iterator[ThreadingHTTPServer]:
+    """A real OTLP/HTTP endpoint: keeps what it is sent (``received``: path, body)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    server.received = []  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+
+
+def exported_spans(receiver: ThreadingHTTPServer) -> list[Any]:
+    requests = [ExportTraceServiceRequest.FromString(body) for _, body in receiver.received]
+    return [
+        span
+        for request in requests
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_task_sent_here_runs_in_a_worker_in_the_same_trace(spans, receiver):
+    endpoint = f"http://127.0.0.1:{receiver.server_port}"
+    # Batches leave the worker's children every 200 ms (they are not flushed on shutdown).
+    with start_worker({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200"}):
+        purge_idempotency_records.delay()
+        deadline = time.monotonic() + 90
+        while not any(s.name.startswith("run/") for s in exported_spans(receiver)):
+            assert time.monotonic() < deadline, "the worker exported no task span"
+            time.sleep(0.2)
+
+    (sent,) = [s for s in spans.get_finished_spans() if s.kind == SpanKind.PRODUCER]
+    (ran,) = [s for s in exported_spans(receiver) if s.name.startswith("run/")]
+    assert ran.name == "run/threads.purge_idempotency_records"
+    assert ran.trace_id == sent.context.trace_id.to_bytes(16, "big")
+    queries = [
+        s for s in exported_spans(receiver) if s.trace_id == ran.trace_id and s.kind == CLIENT
+    ]
+    assert queries  # the task's SQL, as client spans of the same trace
+
+
+def test_with_an_endpoint_a_process_exports_its_spans_over_otlp(tmp_path, receiver):
     # Its own SQLite database in tmp_path, whatever the suite runs on.
     outside = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env = {
@@ -163,16 +207,13 @@ def test_with_an_endpoint_a_process_exports_its_spans_over_otlp(tmp_path):
         "OTEL_SERVICE_NAME": "convmem-test",
         "CONVMEM_VAR_DIR": str(tmp_path),
     }
-    try:
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            timeout=300,
-        )
-    finally:
-        receiver.shutdown()
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=300,
+    )
 
     paths = {path for path, _ in receiver.received}
     assert paths == {"/v1/traces"}
