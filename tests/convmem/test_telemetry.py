@@ -180,7 +180,7 @@ def exported_spans(receiver: ThreadingHTTPServer) -> list[Any]:
 @pytest.mark.django_db(transaction=True)
 def test_a_task_sent_here_runs_in_a_worker_in_the_same_trace(spans, receiver):
     endpoint = f"http://127.0.0.1:{receiver.server_port}"
-    # Batches leave the worker's children every 200 ms (they are not flushed on shutdown).
+    # Batches leave the worker's children every 200 ms, while the test waits for them.
     with start_worker({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200"}):
         purge_idempotency_records.delay()
         deadline = time.monotonic() + 90
