@@ -7,3 +7,6 @@ class ConvmemConfig(AppConfig):
 
     def ready(self) -> None:
         from convmem import checks  # noqa: F401 (registers the system checks)
+        from convmem.telemetry import tracing_start
+
+        tracing_start()  # nothing unless an OTLP endpoint is configured

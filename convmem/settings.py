@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "usage",
     "respond",
     "audit",
+    "imports",
 ]
 
 MIDDLEWARE = [
@@ -204,6 +205,7 @@ SPECTACULAR_SETTINGS = {
         "MessageRoleEnum": "threads.models.Role",
         "ApiRoleEnum": "threads.models.API_ROLES",
         "MessageStatusEnum": "threads.models.MessageStatus",
+        "ImportFormatEnum": "imports.formats.FORMATS",
     },
 }
 
@@ -320,6 +322,12 @@ CONVMEM_SNAPSHOT_DAYS = env.int("CONVMEM_SNAPSHOT_DAYS", default=7)
 CONVMEM_DELETION_DUE_DAYS = env.int("CONVMEM_DELETION_DUE_DAYS", default=30)
 # Rows per query when streaming an export (memory is bounded by this, not by the history).
 CONVMEM_EXPORT_BATCH_SIZE = env.int("CONVMEM_EXPORT_BATCH_SIZE", default=1000)
+
+# --- Traces (convmem.telemetry): off unless an OTLP endpoint is configured -----------------------
+# The OTLP exporter reads these (and the other standard OTEL_* variables) itself.
+OTEL_EXPORTER_OTLP_ENDPOINT = env.str("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = env.str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", default="")
+OTEL_SERVICE_NAME = env.str("OTEL_SERVICE_NAME", default="convmem")
 
 # --- Celery ---------------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"

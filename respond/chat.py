@@ -25,6 +25,7 @@ import openai
 from django.conf import settings
 
 from convmem.profiles import profile_setting
+from convmem.telemetry import ModelCallSpan, model_call_start
 from convmem.upstream import status_is_retryable, url_for_logs
 from respond.models import RespondRun
 from threads.content import cached_usage, usage_count_ok
@@ -111,11 +112,13 @@ class ChatStream:
     """An open streamed completion. Iterating yields the answer's text pieces; afterwards
     ``model``, ``usage`` and ``finish_reason`` hold what the server reported (``usage`` None
     and ``finish_reason`` None when the stream ended early). ``close()`` stops reading (the
-    server sees the connection go)."""
+    server sees the connection go). The call's trace span ends with the stream: read to the
+    end, failed, or closed."""
 
-    def __init__(self, stream: Any, *, model: str, where: str) -> None:
+    def __init__(self, stream: Any, *, model: str, where: str, span: ModelCallSpan) -> None:
         self._stream = stream
         self._where = where
+        self._span = span
         self.model = model
         self.usage: dict[str, int] | None = None
         self.finish_reason: str | None = None
@@ -138,9 +141,15 @@ class ChatStream:
                         yield storable(text)
         except (openai.APIError, ValueError) as error:
             # ValueError: a chunk that is not JSON (the SDK's decoder lets it escape).
+            self._span.finish(model=self.model, error=error)
             raise _error(error, self._where) from error
+        self._span_finish()
+
+    def _span_finish(self) -> None:
+        self._span.finish(model=self.model, usage=self.usage, finish_reason=self.finish_reason)
 
     def close(self) -> None:
+        self._span_finish()
         self._stream.close()
 
 
@@ -178,6 +187,13 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
         extra["extra_body"] = {"prompt_cache_key": params.cache_key}
     if params.cache_breakpoint is not None:
         messages = with_cache_breakpoint(messages, params.cache_breakpoint)
+    span = model_call_start(
+        model=params.model,
+        base_url=base_url,
+        max_tokens=params.max_tokens,
+        temperature=params.temperature,
+        purpose="respond",
+    )
     try:
         stream = client.chat.completions.create(
             model=params.model,
@@ -188,5 +204,6 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
             **extra,
         )
     except (openai.APIError, ValueError) as error:
+        span.finish(error=error)
         raise _error(error, where) from error
-    return ChatStream(stream, model=params.model, where=where)
+    return ChatStream(stream, model=params.model, where=where, span=span)

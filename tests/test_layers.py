@@ -9,7 +9,7 @@ from pathlib import Path
 from django.db.migrations.loader import MigrationLoader
 
 ROOT = Path(__file__).resolve().parent.parent
-BOTTOM_UP = ["convmem", "auditlog", "threads", "compaction", "usage", "respond", "audit"]
+BOTTOM_UP = ["convmem", "auditlog", "threads", "compaction", "usage", "respond", "audit", "imports"]
 
 
 def test_import_contracts_are_kept():

@@ -625,6 +625,103 @@ def assistant_turn_record(
     return message
 
 
+@dataclass(frozen=True)
+class ImportedTurn:
+    """One node of a conversation brought in from elsewhere, named by the source's own ids."""
+
+    key: str
+    parent_key: str | None  # None: a first turn of the conversation
+    role: str
+    content: Any
+    tool_calls: Any = None
+    tool_call_id: Any = None
+    metadata: dict[str, Any] | None = None
+    model: str = ""
+    usage: Any = None
+    edits_key: str | None = None
+    status: str = MessageStatus.COMPLETE
+
+
+@transaction.atomic
+def thread_import(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    user_ref: str,
+    turns: list[ImportedTurn],
+    leaf_key: str | None,
+    title: str = "",
+    metadata: dict[str, Any] | None = None,
+    profile: ModelProfile | None = None,
+    system_prompts: list[str] | None = None,
+) -> Thread:
+    """A new thread holding a whole conversation tree, all or nothing: ``turns`` parents
+    first, branches kept as branches (an ``edits_key`` keeps the edit's link), the active leaf
+    on ``leaf_key`` (None: the root). Each turn is checked as an append would check it (body,
+    tool sequence), and a refused one refuses the thread (``InvalidRequest`` naming its key).
+    ``system_prompts``: the thread's system prompt versions, oldest first. One ``thread.created``
+    and one ``thread.imported`` audit event, not one per message. Nobody else can see the
+    thread before commit, so no row lock is taken."""
+    prompts = system_prompts or []
+    thread = thread_create(
+        tenant=tenant,
+        actor=actor,
+        user_ref=user_ref,
+        title=title,
+        metadata=metadata,
+        profile=profile,
+        system=prompts[0] if prompts else None,
+    )
+    for text in prompts[1:]:
+        thread.system_prompt = _system_prompt_add(thread, text)
+    nodes: dict[str, Message] = {}
+    for turn in turns:
+        try:
+            nodes[turn.key] = _import_turn(thread, turn, nodes)
+        except InvalidRequest as error:
+            raise InvalidRequest(
+                f"message {turn.key}: {error.detail}", code=error.get_codes()
+            ) from None
+    thread.active_leaf = nodes.get(leaf_key or "", thread.root)
+    thread.save(update_fields=["active_leaf", "system_prompt", "updated_at"])
+    audit_event_record(
+        actor=actor,
+        action="thread.imported",
+        tenant_id=tenant.pk,
+        thread_public_id=thread.public_id,
+        object_ids=[thread.public_id],
+        details={"messages": len(nodes)},
+    )
+    return thread
+
+
+def _import_turn(thread: Thread, turn: ImportedTurn, nodes: dict[str, Message]) -> Message:
+    if turn.key in nodes:
+        raise InvalidRequest("appears twice.", code="duplicate_message")
+    if turn.parent_key is not None and turn.parent_key not in nodes:
+        raise InvalidRequest(
+            f"its parent {turn.parent_key} is not before it.", code="unknown_parent"
+        )
+    parent = nodes[turn.parent_key] if turn.parent_key is not None else thread.root
+    body = turn_body_check(
+        thread=thread,
+        role=turn.role,
+        content=turn.content,
+        tool_calls=turn.tool_calls,
+        tool_call_id=turn.tool_call_id,
+        metadata=turn.metadata,
+        model=turn.model,
+        usage=turn.usage,
+    )
+    _check_tool_sequence(parent=parent, role=turn.role, tool_call_id=body.tool_call_id)
+    edits = nodes.get(turn.edits_key) if turn.edits_key is not None else None
+    if edits is not None and edits.parent_id != parent.pk:
+        edits = None  # an edit is a sibling of what it edits; anything else is no edit
+    return _insert_node(
+        thread=thread, parent=parent, role=turn.role, body=body, edits=edits, status=turn.status
+    )
+
+
 def thread_update(
     *,
     thread: Thread,

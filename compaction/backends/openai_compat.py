@@ -38,6 +38,7 @@ import openai
 from django.conf import settings
 
 from compaction.backends.base import BackendError, MemoDraft, MemoSource
+from convmem.telemetry import model_call
 from convmem.upstream import status_is_retryable
 
 PROMPT_VERSION = "memo-prompt/3"
@@ -143,14 +144,24 @@ class OpenAICompatBackend:
         hard limit in their encoding must count the result. Raises `BackendError`.
         """
         structured = self.json_schema
-        try:
-            completion = self._complete(previous_memo, messages, max_tokens, structured=structured)
-        except openai.BadRequestError as error:
-            if not (structured and _NO_SCHEMA.search(_error_text(error))):
-                raise self._status_error(error) from error
-            # This server takes no JSON schema: ask for plain text from now on.
-            self.json_schema = structured = False
-            completion = self._complete(previous_memo, messages, max_tokens, structured=False)
+        with model_call(
+            model=self.model,
+            base_url=str(self.client.base_url),
+            max_tokens=max_tokens,
+            temperature=0,
+            purpose="memo",
+        ) as span:
+            try:
+                completion = self._complete(
+                    previous_memo, messages, max_tokens, structured=structured
+                )
+            except openai.BadRequestError as error:
+                if not (structured and _NO_SCHEMA.search(_error_text(error))):
+                    raise self._status_error(error) from error
+                # This server takes no JSON schema: ask for plain text from now on.
+                self.json_schema = structured = False
+                completion = self._complete(previous_memo, messages, max_tokens, structured=False)
+            span.finish(model=getattr(completion, "model", None), usage=_usage_report(completion))
         text = _reply_text(completion)
         if not text:
             raise BackendError(f"{self._label}: reply without memo text", retryable=True)
@@ -270,6 +281,16 @@ def _line(role: str, text: str) -> str:
     """One memo line as the embedded writer writes it (the user's words unmarked)."""
     text = " ".join(text.split())
     return f"- {text}" if role == "user" else f"- {role}: {text}"
+
+
+def _usage_report(completion: object) -> dict[str, int]:
+    """The reply's token counts under convmem's usage keys, for the trace (cached tokens as
+    OpenAI reports them, in ``prompt_tokens_details``)."""
+    prompt, written = _usage(completion)
+    details = getattr(getattr(completion, "usage", None), "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None)
+    report = {"prompt_tokens": prompt, "completion_tokens": written}
+    return report | ({"cached_tokens": cached} if isinstance(cached, int) else {})
 
 
 def _usage(completion: object) -> tuple[int, int]:

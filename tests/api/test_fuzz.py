@@ -69,6 +69,8 @@ STATE_CODES = {
     "invalid_period",
     # search: a query with no word to look up (punctuation only)
     "invalid_query",
+    # imports: a ChatGPT or Claude export names no end user, and the request named none
+    "user_ref_required",
 }
 UNSTATED_RULES = {
     "Invalid cursor.",
