@@ -10,15 +10,18 @@ encoding for bulk copies.
 
 from typing import TYPE_CHECKING
 
-from weasyprint import HTML
-
 if TYPE_CHECKING:
     from audit.exports import Export
 
 
 def export_pdf(export: "Export") -> bytes:
     """The export's readable page as PDF bytes. The page loads nothing (no images, no
-    stylesheets: see its Content-Security-Policy), so no URL is fetched while printing."""
+    stylesheets: see its Content-Security-Policy), so no URL is fetched while printing.
+
+    WeasyPrint is imported here, when a PDF is asked for: importing it parses its own
+    stylesheets, a start-up cost every web, worker and manage.py process would pay otherwise."""
+    from weasyprint import HTML
+
     page = "".join(export.chunks())
     return HTML(string=page, url_fetcher=_fetch_nothing).write_pdf()
 

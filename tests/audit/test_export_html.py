@@ -9,8 +9,8 @@ import re
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from pypdf import PdfReader
 from django.urls import reverse
+from pypdf import PdfReader
 
 from audit.export_html import call_words
 from auditlog.models import AuditEvent
