@@ -32,7 +32,9 @@ pytestmark = [
 
 OpenPage = Callable[..., Page]
 NARROW = 900
-# Wider than the window: something runs off the page (the window scrolls sideways).
+# Something runs off the page: wider than the window (the page scrolls sideways), or past the
+# right edge of a box that scrolls or clips it (a table column, a hash, hidden until scrolled to).
+# Code blocks (``pre``) may scroll: their lines are kept as written.
 OVERFLOW = """() => {
   const out = [];
   const width = document.documentElement.clientWidth;
@@ -41,8 +43,16 @@ OVERFLOW = """() => {
   }
   for (const el of document.querySelectorAll('#content-main *')) {
     const box = el.getBoundingClientRect();
-    if (box.width && box.right > width + 1 && !el.closest('.cm-panel, .results, pre')) {
-      out.push(`${el.tagName}.${el.className}: right ${Math.round(box.right)}`);
+    if (!box.width || el.closest('pre') || getComputedStyle(el).visibility === 'hidden') continue;
+    let limit = width;
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX !== 'visible') {
+        limit = Math.min(limit, up.getBoundingClientRect().right);
+      }
+    }
+    if (box.right > limit + 1) {
+      const where = `${el.tagName}#${el.id}.${el.className}`;
+      out.push(`${where}: right ${Math.round(box.right)} > ${Math.round(limit)}`);
     }
   }
   return out.slice(0, 10);
