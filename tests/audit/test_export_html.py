@@ -2,20 +2,17 @@
 order, every message numbered, branches marked, tool calls in words, from the API and the
 admin; the JSON encodings stay as they were."""
 
-import io
 import json
-import re
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
-from pypdf import PdfReader
 
 from audit.export_html import call_words
 from auditlog.models import AuditEvent
 from tests.admin.conftest import IMAGE_URL, build_agent_thread, client_for, staff_user
-from tests.audit.conftest import branched_thread
+from tests.audit.conftest import assert_in_order, branched_thread, pdf_text
 
 
 def body(response) -> str:
@@ -116,21 +113,6 @@ def test_the_command_writes_the_page_too(acme, tmp_path):
     page = target.read_text()
     assert "Your conversations" in page
     assert "#6 Assistant" in page
-
-
-def pdf_text(data: bytes) -> str:
-    """The PDF's text, pages in order, runs of white space as one space (lines wrap)."""
-    reader = PdfReader(io.BytesIO(data))
-    return re.sub(r"\s+", " ", " ".join(page.extract_text() for page in reader.pages))
-
-
-def assert_in_order(text: str, phrases: list[str]) -> None:
-    """Each phrase occurs in ``text`` after the one before it."""
-    at = 0
-    for phrase in phrases:
-        found = text.find(phrase, at)
-        assert found >= 0, f"{phrase!r} not after {text[:at][-200:]!r}"
-        at = found + len(phrase)
 
 
 def test_the_pdf_holds_the_conversation_in_order_with_branches_marked(acme_exporter):
