@@ -198,7 +198,7 @@ def test_a_low_recall_memo_warns_and_its_originals_are_paged_above_and_below(
 
     warning = page.locator("#low-recall-warning")
     expect(warning).to_be_visible()
-    expect(warning).to_contain_text(f"keeps {round(recall * 100)}% of the fact recall")
+    expect(warning).to_contain_text(f"keeps {round(recall * 100)}% of the key facts")
     pages = -(-len(memo.summary.covered_ids) // 5)
     for where in ("top", "bottom"):
         expect(page.locator(f"#originals-pager-{where}")).to_contain_text(f"page 1 of {pages}")
