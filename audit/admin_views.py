@@ -179,7 +179,7 @@ class DeletionReviewAdminMixin:
 def thread_export_view(
     model_admin: ModelAdmin, request: HttpRequest, thread: Thread
 ) -> HttpResponse:
-    """The thread's full history, streamed by the same export as the API (``audit.exports``)."""
+    """The thread's full history, by the same export as the API (``audit.exports``)."""
     if not model_admin.can_export(request):
         raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
     fmt = request.GET.get("format", "json")
@@ -192,11 +192,12 @@ def thread_export_view(
         fmt=fmt,
         user=request.user,
     )
-    return export.streaming_response()
+    return export.response()
 
 
 FORMAT_WORDS = {
     "html": "A page for the person (HTML, readable)",
+    "pdf": "A document for the person (PDF, the same page printed)",
     "json": "JSON (machine-readable, one file)",
     "jsonl": "JSON Lines (machine-readable, one record a line)",
 }
@@ -218,7 +219,7 @@ class UserExportForm(forms.Form):
 
 
 def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
-    """Every thread of one end user (``user_ref`` of a tenant), streamed; a form until asked."""
+    """Every thread of one end user (``user_ref`` of a tenant); a form until asked."""
     if not model_admin.can_export(request):
         raise PermissionDenied(permission_needed(EXPORT_PERMISSION))
     form = UserExportForm(request.GET or None)
@@ -230,7 +231,7 @@ def user_export_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespo
             fmt=form.cleaned_data["format"],
             user=request.user,
         )
-        return export.streaming_response()
+        return export.response()
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,

@@ -102,6 +102,7 @@ class HtmlExport:
                     "subject": export.subject,
                     "generated_at": timezone.now(),
                     "thread_count": len(threads),
+                    "for_print": export.fmt == "pdf",
                 }
             ),
         )

@@ -10,12 +10,14 @@ JSON Schema ``audit/export_schema.json``. Two machine-readable encodings of the 
   ``summary``, ``assembly``, ``audit_event``, ``subject_event``, ``deletion_request``, ``end``);
   rows of a thread carry its ``thread_id``.
 
-and one for people: ``html``, a self-contained page for the person the data is about (GDPR
-Art. 15), written by ``audit.export_html`` from the same records.
+and two for people: ``html``, a self-contained page for the person the data is about (GDPR
+Art. 15), written by ``audit.export_html`` from the same records, and ``pdf``, that page printed
+(``audit.export_pdf``).
 
 Memory stays constant whatever the history: rows are read in keyset-paginated batches of
 ``CONVMEM_EXPORT_BATCH_SIZE`` (one query per batch, related ids joined in), serialised one at a
-time and handed out in ~64 KiB text chunks, so nothing holds more than one batch.
+time and handed out in ~64 KiB text chunks, so nothing holds more than one batch. The PDF is
+the exception: WeasyPrint lays out the whole page at once.
 """
 
 import json
@@ -29,10 +31,11 @@ from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import Model, Q, QuerySet
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
 from audit.export_html import HtmlExport
+from audit.export_pdf import export_pdf
 from audit.models import DeletionRequest
 from auditlog.events import Actor, audit_event_record
 from auditlog.models import AuditEvent
@@ -49,6 +52,8 @@ FORMATS = {
     "jsonl": "application/x-ndjson",
     # For the person the data is about (``audit.export_html``); the JSON encodings are unchanged.
     "html": "text/html; charset=utf-8",
+    # The same page printed (``audit.export_pdf``): not streamed, answered in one piece.
+    "pdf": "application/pdf",
 }
 EXPORT_PERMISSION = "audit.export_history"
 CHUNK_CHARS = 65_536
@@ -230,11 +235,20 @@ class Export:
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in subject)[:80]
         return f"convmem-export-{slug}.{self.fmt}"
 
-    def streaming_response(self) -> StreamingHttpResponse:
-        """The export streamed as a download (the API's and the admin's)."""
-        response = StreamingHttpResponse(self.chunks(), content_type=self.content_type)
+    def response(self) -> HttpResponse | StreamingHttpResponse:
+        """The export as a download (the API's and the admin's): streamed, except the PDF."""
+        if self.fmt == "pdf":
+            response: HttpResponse | StreamingHttpResponse = HttpResponse(
+                self.pdf(), content_type=self.content_type
+            )
+        else:
+            response = StreamingHttpResponse(self.chunks(), content_type=self.content_type)
         response["Content-Disposition"] = f'attachment; filename="{self.filename}"'
         return response
+
+    def pdf(self) -> bytes:
+        """The readable page printed; only for the ``pdf`` format."""
+        return export_pdf(self)
 
     @property
     def subject(self) -> Record:
@@ -288,8 +302,14 @@ class Export:
         )
 
     def chunks(self, on_record: OnRecord | None = None) -> Iterator[str]:
-        """The export as text chunks of about ``CHUNK_CHARS``; ``on_record(type)`` per record."""
-        encodings = {"json": self._json, "jsonl": self._jsonl, "html": self._html}
+        """The export as text chunks of about ``CHUNK_CHARS``; ``on_record(type)`` per record.
+        For ``pdf``, the page it prints."""
+        encodings = {
+            "json": self._json,
+            "jsonl": self._jsonl,
+            "html": self._html,
+            "pdf": self._html,
+        }
         pieces = encodings[self.fmt]()
         return _buffered(self._counting(pieces, on_record))
 

@@ -1,7 +1,7 @@
 """Compliance API: exports, deletion requests and self-service erasure. Thin: parse, call a
 selector or service."""
 
-from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
@@ -43,12 +43,14 @@ FORMAT = OpenApiParameter(
     enum=list(exports.FORMATS),
     description="`json` (default): one document; `jsonl`: JSON Lines, one record per line; "
     "`html`: a self-contained page the person the data is about can read (GDPR Art. 15): "
-    "their conversations in order, branches marked, tool calls in words.",
+    "their conversations in order, branches marked, tool calls in words; `pdf`: the same page "
+    "as a PDF (not streamed: answered once printed).",
 )
 EXPORT_RESPONSES = {
     (200, "application/json"): OpenApiTypes.OBJECT,
     (200, "application/x-ndjson"): OpenApiTypes.STR,
     (200, "text/html"): OpenApiTypes.STR,
+    (200, "application/pdf"): OpenApiTypes.BINARY,
 }
 
 
@@ -73,14 +75,14 @@ class ThreadExportView(APIView):
         parameters=[FORMAT],
         responses=EXPORT_RESPONSES,
     )
-    def get(self, request: Request, thread_id: str) -> StreamingHttpResponse:
+    def get(self, request: Request, thread_id: str) -> HttpResponseBase:
         tenant = tenant_of(request)
         fmt = _format(request)
         thread = thread_get(tenant=tenant, public_id=thread_id)
         export = exports.export_begin(
             tenant=tenant, actor=actor_of(request), thread=thread, fmt=fmt
         )
-        return export.streaming_response()
+        return export.response()
 
 
 class UserExportView(APIView):
@@ -97,7 +99,7 @@ class UserExportView(APIView):
         ],
         responses=EXPORT_RESPONSES,
     )
-    def get(self, request: Request) -> StreamingHttpResponse:
+    def get(self, request: Request) -> HttpResponseBase:
         user_ref = request.query_params.get("user_ref", "")
         if not user_ref:
             raise InvalidRequest("user_ref is required.", code="invalid")
@@ -107,7 +109,7 @@ class UserExportView(APIView):
             user_ref=user_ref,
             fmt=_format(request),
         )
-        return export.streaming_response()
+        return export.response()
 
 
 class ThreadDetailView(threads_views.ThreadDetailView):

@@ -155,7 +155,7 @@ def recall_gauges(scores: dict[str, Any] | None) -> list[RecallGauge]:
     if not scores or "fact_recall" not in scores:
         return []
     if "recent_fact_recall" not in scores:
-        return [RecallGauge("recall", "Fact recall", scores["fact_recall"], "")]
+        return [RecallGauge("recall", "Key facts", scores["fact_recall"], "")]
     found, missing = scores.get("found_count", 0), scores.get("missing_count", 0)
     messages = scores.get("messages", 0)
     if scores.get("scorer") == CARRIED_SCORER:

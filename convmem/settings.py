@@ -406,5 +406,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # WeasyPrint (the export PDF) logs each layout step at INFO.
+        "weasyprint.progress": {"level": "WARNING"},
+    },
 }

@@ -3,12 +3,15 @@
 The real Celery worker (``celery_worker``) comes from ``tests.support.worker``.
 """
 
+import io
+import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, Permission, User
+from pypdf import PdfReader
 
 from auditlog.events import Actor
 from compaction.context import RetrievedItem, context_assemble
@@ -108,3 +111,18 @@ def ready_memo(thread: Thread, covered: list[Message], text: str, **fields: Any)
         fingerprint=text,
         **fields,
     )
+
+
+def pdf_text(data: bytes) -> str:
+    """The PDF's text, pages in order, runs of white space as one space (lines wrap)."""
+    reader = PdfReader(io.BytesIO(data))
+    return re.sub(r"\s+", " ", " ".join(page.extract_text() for page in reader.pages))
+
+
+def assert_in_order(text: str, phrases: list[str]) -> None:
+    """Each phrase occurs in ``text`` after the one before it."""
+    at = 0
+    for phrase in phrases:
+        found = text.find(phrase, at)
+        assert found >= 0, f"{phrase!r} not after {text[:at][-200:]!r}"
+        at = found + len(phrase)

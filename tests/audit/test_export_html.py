@@ -4,13 +4,15 @@ admin; the JSON encodings stay as they were."""
 
 import json
 
+import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from audit.export_html import call_words
 from auditlog.models import AuditEvent
 from tests.admin.conftest import IMAGE_URL, build_agent_thread, client_for, staff_user
-from tests.audit.conftest import branched_thread
+from tests.audit.conftest import assert_in_order, branched_thread, pdf_text
 
 
 def body(response) -> str:
@@ -111,6 +113,99 @@ def test_the_command_writes_the_page_too(acme, tmp_path):
     page = target.read_text()
     assert "Your conversations" in page
     assert "#6 Assistant" in page
+
+
+def test_the_pdf_holds_the_conversation_in_order_with_branches_marked(acme_exporter):
+    thread = branched_thread(acme_exporter.tenant, user_ref="u-9")
+
+    response = acme_exporter.client.get(
+        f"/api/v1/threads/{thread.public_id}/export", {"format": "pdf"}
+    )
+
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"].endswith('.pdf"')
+    assert response.content.startswith(b"%PDF-")
+    text = pdf_text(response.content)
+    order = [
+        "1. t Started",
+        "#1 You",
+        "My order ORD-1",
+        "#2 Assistant",
+        "It shipped.",
+        "#3 You",
+        "earlier branch",
+        "Refund 649 EUR?",
+        "#4 Assistant",
+        "earlier branch",
+        "Yes, refunded.",
+        "#5 You",
+        "continues from #2",
+        "an edited version of #3",
+        "Replace it",
+        "#6 Assistant",
+        "Replacement sent.",
+    ]
+    assert_in_order(text, order)
+    assert "earlier branch" not in text[text.index("#5 You") :]
+    assert "Page 1 of" in text
+    event = AuditEvent.objects.filter(action="export.made").latest("pk")
+    assert event.details == {"format": "pdf"}
+
+
+def test_the_pdf_says_tool_calls_in_words(acme_exporter):
+    build_agent_thread(acme_exporter, user_ref="u-agent")
+
+    response = acme_exporter.client.get("/api/v1/exports", {"user_ref": "u-agent", "format": "pdf"})
+
+    text = pdf_text(response.content)
+    order = [
+        "Damaged parcel",
+        "My parcel ORD-1234 arrived damaged, photo attached.",
+        f"[an image: {IMAGE_URL}]",
+        "[a file, reference file-receipt-1234]",
+        "The assistant used the tool get_order with:",
+        "id ORD-1234",
+        "The assistant used the tool carrier_log with:",
+        "tracking DHL-99812",
+        "Tool result (get_order)",
+        "649.00 EUR",
+        "Tool result (carrier_log)",
+        "The parcel was delivered damaged; I opened a claim.",
+    ]
+    assert_in_order(text, order)
+
+
+def test_compliance_gets_the_pdf_from_the_admin(acme, tmp_path):
+    compliance = client_for(staff_user("cleo-compliance", "Compliance"))
+    thread = branched_thread(acme.tenant, user_ref="u-7")
+
+    page = compliance.get(reverse("admin:threads_thread_change", args=[thread.public_id]))
+    thread_pdf = compliance.get(
+        reverse("admin:threads_thread_export", args=[thread.public_id]), {"format": "pdf"}
+    )
+    user_pdf = compliance.get(
+        reverse("admin:threads_thread_export_user"),
+        {"tenant": acme.tenant.pk, "user_ref": "u-7", "format": "pdf"},
+    )
+
+    assert 'id="export-thread-pdf"' in page.content.decode()
+    for response in (thread_pdf, user_pdf):
+        assert response["Content-Type"] == "application/pdf"
+        text = pdf_text(response.content)
+        assert text.index("My order ORD-1") < text.index("Replacement sent.")
+
+
+def test_the_command_writes_the_pdf_to_a_file_only(acme, tmp_path):
+    branched_thread(acme.tenant, user_ref="u-3")
+    target = tmp_path / "u-3.pdf"
+    arguments = ["export_history", "--user-ref", "u-3", "--tenant", "acme", "--format", "pdf"]
+
+    with pytest.raises(CommandError, match="needs --output"):
+        call_command(*arguments)
+    call_command(*arguments, "--output", str(target))
+
+    assert "#6 Assistant" in pdf_text(target.read_bytes())
 
 
 def test_arguments_that_are_not_an_object_stay_as_written():

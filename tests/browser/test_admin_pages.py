@@ -213,6 +213,14 @@ def test_compliance_walks_a_deletion_request_to_its_proof(
     expect(page.locator("#trail")).not_to_contain_text("True")
     screenshot(page, "deletion-proof")
 
+    # The erased threads are marked in the list and on their own pages.
+    page.goto(f"{live_server.url}/admin/threads/thread/?erased=yes")
+    marked = page.locator("#result_list .cm-erased")
+    expect(marked).to_have_count(1)
+    page.locator("#result_list tbody a").first.click()
+    expect(page.locator("#erased-banner")).to_be_visible()
+    screenshot(page, "deletion-erased-thread")
+
 
 def test_an_xss_canary_renders_as_text(live_server, open_page: OpenPage, acme: TenantKit):
     thread = services.thread_create(

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from audit.deletion import deletion_request_file
+from compaction import admin_views as compaction_admin_views
 from tests.admin.conftest import (
     PASSWORD,
     AgentThread,
@@ -19,6 +20,7 @@ from tests.admin.conftest import (
     staff_user,
     write_embellished,
 )
+from tests.audit.conftest import assert_in_order, pdf_text
 from tests.browser.conftest import screenshot
 from tests.browser.test_admin_pages import log_in
 from tests.conftest import SYSTEM, TenantKit
@@ -32,7 +34,9 @@ pytestmark = [
 
 OpenPage = Callable[..., Page]
 NARROW = 900
-# Wider than the window: something runs off the page (the window scrolls sideways).
+# Something runs off the page: wider than the window (the page scrolls sideways), or past the
+# right edge of a box that scrolls or clips it (a table column, a hash, hidden until scrolled to).
+# Code blocks (``pre``) may scroll: their lines are kept as written.
 OVERFLOW = """() => {
   const out = [];
   const width = document.documentElement.clientWidth;
@@ -41,8 +45,23 @@ OVERFLOW = """() => {
   }
   for (const el of document.querySelectorAll('#content-main *')) {
     const box = el.getBoundingClientRect();
-    if (box.width && box.right > width + 1 && !el.closest('.cm-panel, .results, pre')) {
-      out.push(`${el.tagName}.${el.className}: right ${Math.round(box.right)}`);
+    if (!box.width || el.closest('pre') || getComputedStyle(el).visibility === 'hidden') continue;
+    let limit = width;
+    let hidden = false;
+    let clipper = 'the window';
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX !== 'visible') {
+        const clip = up.getBoundingClientRect();
+        hidden = hidden || clip.width <= 1;  // clipped to nothing (or for screen readers only)
+        if (clip.right < limit) {
+          limit = clip.right;
+          clipper = `${up.tagName}#${up.id}.${up.className}`;
+        }
+      }
+    }
+    if (!hidden && box.right > limit + 1) {
+      const where = `${el.tagName}#${el.id}.${el.className}`;
+      out.push(`${where}: right ${Math.round(box.right)} > ${Math.round(limit)} (${clipper})`);
     }
   }
   return out.slice(0, 10);
@@ -114,6 +133,7 @@ def test_the_pages_read_at_900_px(live_server, open_page: OpenPage, acme: Tenant
     User.objects.create_superuser("root-admin", password=PASSWORD)
     base = live_server.url
     pages = {
+        "index": f"{base}/admin/",
         "thread-list": f"{base}/admin/threads/thread/",
         "agent-thread": thread_url(base, agent),
         "message": f"{base}/admin/threads/message/{agent.calls.public_id}/change/",
@@ -136,6 +156,10 @@ def test_the_pages_read_at_900_px(live_server, open_page: OpenPage, acme: Tenant
             overflowing[name] = found
 
     assert overflowing == {}
+    # One "API keys" entry (convmem's; the key library's own admin is unregistered).
+    page.goto(f"{base}/admin/")
+    expect(page.locator("#content-main th a", has_text="API keys")).to_have_count(1)
+    expect(page).to_have_title("Conversations, memos and compliance | convmem")
 
 
 def test_a_stale_memo_links_to_its_replacement(live_server, open_page: OpenPage, acme: TenantKit):
@@ -157,6 +181,31 @@ def test_a_stale_memo_links_to_its_replacement(live_server, open_page: OpenPage,
     link.click()
     expect(page.locator("#summary-status")).to_have_text("pending")
     screenshot(page, "truthful-memo-replacement")
+
+
+def test_a_low_recall_memo_warns_and_its_originals_are_paged_above_and_below(
+    live_server, open_page: OpenPage, acme: TenantKit, settings, monkeypatch: pytest.MonkeyPatch
+):
+    memo = build_memo_thread(acme, write=write_embellished)
+    recall = memo.summary.scores["fact_recall"]
+    settings.CONVMEM_MEMO_LOW_RECALL = min(recall + 0.1, 1.0)
+    monkeypatch.setattr(compaction_admin_views, "ORIGINALS_PAGE", 5)
+    staff_user("sam-support", "Support")
+    page = open_page()
+    log_in(page, live_server.url, "sam-support")
+
+    page.goto(f"{live_server.url}/admin/compaction/summary/{memo.summary.public_id}/change/")
+
+    warning = page.locator("#low-recall-warning")
+    expect(warning).to_be_visible()
+    expect(warning).to_contain_text(f"keeps {round(recall * 100)}% of the key facts")
+    pages = -(-len(memo.summary.covered_ids) // 5)
+    for where in ("top", "bottom"):
+        expect(page.locator(f"#originals-pager-{where}")).to_contain_text(f"page 1 of {pages}")
+    screenshot(page, "truthful-memo-low-recall")
+    page.locator("#originals-pager-bottom a.cm-next-page").click()
+    expect(page.locator("#originals-pager-top")).to_contain_text(f"page 2 of {pages}")
+    expect(page.locator("#originals .cm-msg")).to_have_count(5)
 
 
 def test_support_sees_usage_with_axes_and_a_currency(
@@ -220,3 +269,12 @@ def test_compliance_downloads_the_readable_export(
     expect(page.locator("body")).to_contain_text("The assistant used the tool get_order with:")
     expect(page.locator("body")).to_contain_text("#1 You")
     screenshot(page, "truthful-export-html")
+
+    page.goto(thread_url(live_server.url, agent))
+    with page.expect_download() as download:
+        page.click("#export-thread-pdf")
+    pdf = tmp_path / download.value.suggested_filename
+    download.value.save_as(pdf)
+    assert pdf.suffix == ".pdf"
+    text = pdf_text(pdf.read_bytes())
+    assert_in_order(text, ["#1 You", "The assistant used the tool get_order with:", "ORD-1234"])

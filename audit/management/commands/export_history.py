@@ -35,7 +35,14 @@ class Command(BaseCommand):
         fmt: str,
         **options: object,
     ) -> None:
+        if fmt == "pdf" and output is None:
+            raise CommandError("--format pdf needs --output (a PDF is not written to a terminal).")
         export = self._begin(thread, user_ref, tenant, fmt)
+        if fmt == "pdf":
+            with open(output, "wb") as file:
+                file.write(export.pdf())
+            self._wrote(output, export)
+            return
         if output is None:
             for chunk in export.chunks():
                 self.stdout.write(chunk, ending="")
@@ -52,6 +59,9 @@ class Command(BaseCommand):
 
             for chunk in export.chunks(on_record=tick):
                 file.write(chunk)
+        self._wrote(output, export)
+
+    def _wrote(self, output: str, export: Export) -> None:
         self.stderr.write(
             f"Wrote {output}: " + ", ".join(f"{n} {k}" for k, n in export.counts.items())
         )
