@@ -39,7 +39,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from auditlog.events import Actor, audit_event_build
-from compaction import selectors, snapshots
+from compaction import item_runs, selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
@@ -454,6 +454,16 @@ def _stable_prefix(
     }
 
 
+def _stored_items(items: list[dict[str, Any]], read: _Read, *, keep: bool) -> list[dict[str, Any]]:
+    """The items as the record stores them: the verbatim runs as path ranges
+    (``compaction.item_runs``), or every item when the input is kept (erasure matches kept
+    inputs by the ids they show)."""
+    if keep:
+        return items
+    depth = {row.public_id: row.depth for row in read.rows.values()}
+    return item_runs.items_compact(items, depth.__getitem__)
+
+
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
     return {
         "summary_id": summary.public_id,
@@ -613,7 +623,7 @@ def _assemble(
         thread=thread,
         leaf_id=leaf.pk,
         assembler_version=plan.version,
-        items=record_items,
+        items=_stored_items(record_items, read, keep=profile.keep_rendered),
         plan={**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix},
         tokens=tokens,
         budget={
