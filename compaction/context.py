@@ -642,18 +642,9 @@ def _assemble(
         tenant_id=thread.tenant_id,
         thread_public_id=thread.public_id,
         object_ids=[record.public_id],
-        details={
-            "leaf_id": read.rows[leaf.pk].public_id,
-            "assembler_version": plan.version,
-            "summary_id": memo.public_id if memo else None,
-            "recent": len(plan.recent),
-            "dropped": len(plan.dropped),
-            "lost": len(plan.lost),
-            "elided": len(plan.elided),
-            "recalled": len(plan.recalled),
-            "retrieved": len(items),
-            "total_tokens": plan.tokens.total,
-        },
+        # Nothing the record itself does not say: the event names it, and the record (kept
+        # as long as the thread) holds the leaf, the memo and the counts.
+        details={},
     )
     # One statement on PostgreSQL: the texts a replay needs, the kept pieces, the record and
     # its audit event (see ``convmem.db``).

@@ -321,12 +321,9 @@ def _record_appended(actor: Actor, thread: Thread, message: Message, **details: 
         tenant_id=thread.tenant_id,
         thread_public_id=thread.public_id,
         object_ids=[message.public_id],
-        details={
-            "role": message.role,
-            "parent_id": message.parent_public_id,
-            "tokens": message.token_count,
-            **details,
-        },
+        # The role only: the parent, the depth and the token count are the message row's
+        # (kept, content aside, through erasure); an event per turn is stored bytes per turn.
+        details={"role": message.role, **{k: v for k, v in details.items() if v is not None}},
     )
 
 
@@ -357,11 +354,7 @@ WITH t AS (
     UPDATE {thread} SET active_leaf_id = ins.id, updated_at = %s FROM ins WHERE {thread}.id = %s
 ), ev AS (
     INSERT INTO {event} ({event_columns}, details)
-    SELECT {event_values}, jsonb_build_object(
-        'role', %s::text,
-        'parent_id', CASE WHEN p.role = 'root' THEN NULL ELSE p.public_id END,
-        'tokens', %s::integer)
-    FROM p, ins
+    SELECT {event_values}, jsonb_build_object('role', %s::text) FROM p, ins
 )
 SELECT ins.id, p.id, p.public_id, p.role, p.depth FROM ins, p
 """
@@ -412,7 +405,6 @@ def _append_in_one_statement(
         thread.pk,
         *audit.values(),
         role,
-        body.token_count,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
