@@ -6,12 +6,17 @@ from django.db.models.signals import post_migrate
 
 
 def _ensure_search_index(using: str, **kwargs: Any) -> None:
-    """Recreate search triggers a table rebuild may have dropped (see ``threads.search``)."""
+    """Recreate search triggers a table rebuild may have dropped (see ``threads.search``), and
+    the SQLite append view from the current columns (``threads.append_view``)."""
+    from threads.append_view import append_view_ensure
     from threads.search import search_index_ensure
 
     connection = connections[using]
-    if "threads_message" in connection.introspection.table_names():
+    tables = connection.introspection.table_names()
+    if "threads_message" in tables:
         search_index_ensure(connection)
+    if {"threads_message", "auditlog_auditevent"} <= set(tables):
+        append_view_ensure(connection)
 
 
 class ThreadsConfig(AppConfig):
