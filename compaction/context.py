@@ -346,10 +346,11 @@ def _payloads(plan: Plan, known: dict[int, MessagePayload]) -> dict[int, Message
     elided = set(plan.elided)
     payloads = {i: known[i] for i in (*plan.anchor, *plan.recent) if i in known}
     missing = [i for i in (*plan.anchor, *plan.recent) if i not in payloads]
-    for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=missing).values_list(
-        "pk", "content", "content_parts", "tool_calls", "tool_call_id"
-    ):
-        payloads[pk] = MessagePayload(content, parts, calls, call_id)
+    if missing:  # most turns miss nothing (an empty filter still costs its compilation)
+        for pk, content, parts, calls, call_id in Message.objects.filter(
+            pk__in=missing
+        ).values_list("pk", "content", "content_parts", "tool_calls", "tool_call_id"):
+            payloads[pk] = MessagePayload(content, parts, calls, call_id)
     for pk in elided:
         payloads[pk] = MessagePayload("", tool_call_id=payloads[pk].tool_call_id)
     return payloads

@@ -408,8 +408,14 @@ def assembly_get(*, tenant: Tenant, public_id: str) -> AssemblyRecord:
 
 def assembly_of_thread_exists(thread: Thread, public_id: str) -> bool:
     """Whether ``public_id`` names an assembly of ``thread`` (threads asks, for an assistant turn
-    that says which model input it answers)."""
-    return AssemblyRecord.objects.filter(thread=thread, public_id=public_id).exists()
+    that says which model input it answers). Raw SQL: asked on every answer, and the ORM's
+    ``exists()`` cost more to compile than to run."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ASSEMBLY_EXISTS_SQL, [public_id, thread.pk])
+        return cursor.fetchone() is not None
+
+
+_ASSEMBLY_EXISTS_SQL = f"SELECT 1 FROM {ASSEMBLY_TABLE} WHERE public_id = %s AND thread_id = %s"
 
 
 @dataclass(frozen=True)
