@@ -10,8 +10,9 @@ the ordinary path, which raises the right error). SQLite runs one writer at a ti
 leaf the trigger reads is the leaf it moves.
 
 The view and trigger are built from the models' columns by ``append_view_ensure``, run after
-every ``migrate`` (``threads.apps``): dropped and recreated, so they never lag a column added
-to ``Message`` or ``AuditEvent``.
+every ``migrate`` (``threads.apps``), so they never lag a column added to ``Message`` or
+``AuditEvent``; ``append_view_drop`` runs before it, because SQLite refuses to rebuild a table
+(Django's way of altering one) while a view names it.
 """
 
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -70,11 +71,18 @@ def _schema(quote) -> list[str]:
     ]
 
 
+def append_view_drop(db: BaseDatabaseWrapper) -> None:
+    """Drop the view (and with it its trigger) on a SQLite database; nothing elsewhere."""
+    if db.vendor == "sqlite":
+        with db.cursor() as cursor:
+            cursor.execute(f"DROP VIEW IF EXISTS {APPEND_VIEW}")
+
+
 def append_view_ensure(db: BaseDatabaseWrapper) -> None:
     """(Re)create the view and its trigger on a SQLite database; nothing elsewhere."""
     if db.vendor != "sqlite":
         return
+    append_view_drop(db)
     with db.cursor() as cursor:
-        cursor.execute(f"DROP VIEW IF EXISTS {APPEND_VIEW}")
         for statement in _schema(db.ops.quote_name):
             cursor.execute(statement)

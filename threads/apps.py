@@ -2,7 +2,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.db import connections
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, pre_migrate
 
 
 def _ensure_search_index(using: str, **kwargs: Any) -> None:
@@ -19,6 +19,13 @@ def _ensure_search_index(using: str, **kwargs: Any) -> None:
         append_view_ensure(connection)
 
 
+def _drop_append_view(using: str, **kwargs: Any) -> None:
+    """Out of the way of table rebuilds while migrating (see ``threads.append_view``)."""
+    from threads.append_view import append_view_drop
+
+    append_view_drop(connections[using])
+
+
 class ThreadsConfig(AppConfig):
     name = "threads"
     default_auto_field = "django.db.models.BigAutoField"
@@ -29,4 +36,10 @@ class ThreadsConfig(AppConfig):
             sender=self,
             weak=False,
             dispatch_uid="threads.search_index_ensure",
+        )
+        pre_migrate.connect(
+            lambda sender, using, **kwargs: _drop_append_view(using),
+            sender=self,
+            weak=False,
+            dispatch_uid="threads.append_view_drop",
         )
