@@ -5,16 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('compaction', '0005_summary_live_last'),
-        ('threads', '0007_message_indexes_without_duplicates'),
+        ("compaction", "0005_summary_live_last"),
+        ("threads", "0007_message_indexes_without_duplicates"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='assemblyrecord',
-            name='thread',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='assemblies', to='threads.thread'),
+            model_name="assemblyrecord",
+            name="thread",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="assemblies",
+                to="threads.thread",
+            ),
         ),
     ]
