@@ -40,6 +40,7 @@ from audit.models import DeletionRequest
 from auditlog.events import Actor, audit_event_record
 from auditlog.models import AuditEvent
 from compaction.models import AssemblyRecord, Summary
+from compaction.selectors import items_expanded
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
 from threads.models import Message, Role, SystemPrompt, Thread
@@ -169,6 +170,24 @@ def _summary_page(page: list[Summary]) -> Iterator[Record]:
         }
 
 
+def _assemblies(assemblies: QuerySet, thread_id: int, batch: int) -> Iterator[Record]:
+    """The records with their items as shown, expanded a batch at a time (two queries a
+    batch, ``compaction.selectors.items_expanded``)."""
+    page: list[dict[str, Any]] = []
+    for row in _keyset(assemblies, batch):
+        page.append(row)
+        if len(page) == batch:
+            yield from _assembly_page(page, thread_id)
+            page = []
+    yield from _assembly_page(page, thread_id)
+
+
+def _assembly_page(page: list[dict[str, Any]], thread_id: int) -> Iterator[Record]:
+    shown = items_expanded(thread_id=thread_id, stored=[a["items"] for a in page])
+    for a, items in zip(page, shown, strict=True):
+        yield _assembly({**a, "items": items})
+
+
 def _assembly(a: dict[str, Any]) -> Record:
     return {
         "id": a["public_id"],
@@ -283,7 +302,7 @@ class Export:
         events = AuditEvent.objects.filter(thread_public_id=thread.public_id, tenant=self.tenant)
         yield "message", map(_message, _keyset(messages, self.batch))
         yield "summary", _summaries(thread, self.batch)
-        yield "assembly", map(_assembly, _keyset(assemblies, self.batch))
+        yield "assembly", _assemblies(assemblies, thread.pk, self.batch)
         yield "audit_event", map(_event, _keyset(events, self.batch))
 
     def subject_events(self) -> Iterator[Record]:

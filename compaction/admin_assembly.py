@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from auditlog.events import thread_view_record
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.replay import assembly_replay
-from compaction.selectors import inputs_losing_the_middle
+from compaction.selectors import assembly_items, inputs_losing_the_middle
 from threads import admin_display
 from threads.models import Message
 
@@ -73,7 +73,7 @@ class ItemView:
 
 def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
     """The record's items in order with what they name now (three queries whatever the size)."""
-    items = assembly.items
+    items = assembly_items(assembly)
     message_ids = {i["id"] for i in items if i.get("kind") in MESSAGE_KINDS}
     summary_ids = {i["id"] for i in items if i.get("kind") == "summary"}
     hashes = {i["hash"] for i in items if i.get("hash")}

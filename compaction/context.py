@@ -39,7 +39,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from auditlog.events import Actor, audit_event_build
-from compaction import selectors, snapshots
+from compaction import item_runs, selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
@@ -346,10 +346,11 @@ def _payloads(plan: Plan, known: dict[int, MessagePayload]) -> dict[int, Message
     elided = set(plan.elided)
     payloads = {i: known[i] for i in (*plan.anchor, *plan.recent) if i in known}
     missing = [i for i in (*plan.anchor, *plan.recent) if i not in payloads]
-    for pk, content, parts, calls, call_id in Message.objects.filter(pk__in=missing).values_list(
-        "pk", "content", "content_parts", "tool_calls", "tool_call_id"
-    ):
-        payloads[pk] = MessagePayload(content, parts, calls, call_id)
+    if missing:  # most turns miss nothing (an empty filter still costs its compilation)
+        for pk, content, parts, calls, call_id in Message.objects.filter(
+            pk__in=missing
+        ).values_list("pk", "content", "content_parts", "tool_calls", "tool_call_id"):
+            payloads[pk] = MessagePayload(content, parts, calls, call_id)
     for pk in elided:
         payloads[pk] = MessagePayload("", tool_call_id=payloads[pk].tool_call_id)
     return payloads
@@ -452,6 +453,16 @@ def _stable_prefix(
         "memo_id": memo.public_id if memo else None,
         "first_id": read.rows[(stable or plan.recent)[0]].public_id,
     }
+
+
+def _stored_items(items: list[dict[str, Any]], read: _Read, *, keep: bool) -> list[dict[str, Any]]:
+    """The items as the record stores them: the verbatim runs as path ranges
+    (``compaction.item_runs``), or every item when the input is kept (erasure matches kept
+    inputs by the ids they show)."""
+    if keep:
+        return items
+    depth = {row.public_id: row.depth for row in read.rows.values()}
+    return item_runs.items_compact(items, depth.__getitem__)
 
 
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
@@ -613,7 +624,7 @@ def _assemble(
         thread=thread,
         leaf_id=leaf.pk,
         assembler_version=plan.version,
-        items=record_items,
+        items=_stored_items(record_items, read, keep=profile.keep_rendered),
         plan={**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix},
         tokens=tokens,
         budget={
@@ -632,18 +643,9 @@ def _assemble(
         tenant_id=thread.tenant_id,
         thread_public_id=thread.public_id,
         object_ids=[record.public_id],
-        details={
-            "leaf_id": read.rows[leaf.pk].public_id,
-            "assembler_version": plan.version,
-            "summary_id": memo.public_id if memo else None,
-            "recent": len(plan.recent),
-            "dropped": len(plan.dropped),
-            "lost": len(plan.lost),
-            "elided": len(plan.elided),
-            "recalled": len(plan.recalled),
-            "retrieved": len(items),
-            "total_tokens": plan.tokens.total,
-        },
+        # Nothing the record itself does not say: the event names it, and the record (kept
+        # as long as the thread) holds the leaf, the memo and the counts.
+        details={},
     )
     # One statement on PostgreSQL: the texts a replay needs, the kept pieces, the record and
     # its audit event (see ``convmem.db``).

@@ -133,8 +133,9 @@ class AssemblyRecord(models.Model):
         max_length=40, unique=True, default=new_assembly_id, editable=False
     )
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+    # Indexed by ``assembly_thread_idx`` (thread, -id), which serves every lookup by thread.
     thread = models.ForeignKey(
-        "threads.Thread", on_delete=models.CASCADE, related_name="assemblies"
+        "threads.Thread", on_delete=models.CASCADE, related_name="assemblies", db_index=False
     )
     leaf = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
     assembler_version = models.CharField(max_length=32)

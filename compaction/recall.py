@@ -19,13 +19,14 @@ token count, so the curator's arithmetic holds; erased messages are never candid
 are not in the index).
 """
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
-from django.db.models import Count, OuterRef, Subquery
 
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
@@ -132,36 +133,40 @@ class _Candidate:
     at_depth: int  # messages of the thread at this depth (1: it lies on every path there)
 
 
+# How many messages of the thread share each candidate's depth: one probe of the
+# (thread, depth) index per candidate. Raw SQL: the ORM spelling (an annotated subquery)
+# cost more to compile than to run, on every turn.
+_CANDIDATES_SQL = f"""
+SELECT m.id, m.public_id, m.role, m.content, m.content_parts, m.tool_calls, m.tool_call_id,
+       m.depth,
+       (SELECT COUNT(*) FROM {MESSAGE_TABLE} s WHERE s.thread_id = m.thread_id
+        AND s.depth = m.depth)
+FROM {MESSAGE_TABLE} m WHERE m.id IN ({{ids}}) AND m.token_count <= %s
+"""
+
+
+def _json(value: Any) -> Any:
+    """A JSON column read by raw SQL: decoded by PostgreSQL's driver, text on SQLite."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
     """The messages ``ids`` that could fit the section, with their content and how many
-    messages of the thread share their depth (one query, through the (thread, depth) index)."""
+    messages of the thread share their depth (one query)."""
     if not ids:
         return {}
-    same_depth = (
-        Message.objects.filter(thread_id=OuterRef("thread_id"), depth=OuterRef("depth"))
-        .order_by()
-        .values("thread_id")
-        .annotate(count=Count("pk"))
-        .values("count")
-    )
-    rows = (
-        Message.objects.filter(pk__in=ids, token_count__lte=max_tokens)
-        .annotate(at_depth=Subquery(same_depth))
-        .values_list(
-            "pk",
-            "public_id",
-            "role",
-            "content",
-            "content_parts",
-            "tool_calls",
-            "tool_call_id",
-            "depth",
-            "at_depth",
-        )
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_CANDIDATES_SQL.format(ids=", ".join(["%s"] * len(ids))), [*ids, max_tokens])
+        rows = cursor.fetchall()
     return {
-        pk: _Candidate(public_id, role, MessagePayload(content, parts, calls, call_id), depth, n)
-        for pk, public_id, role, content, parts, calls, call_id, depth, n in rows
+        pk: _Candidate(
+            public_id,
+            role,
+            MessagePayload(content, _json(parts), _json(calls), call_id),
+            depth,
+            at_depth,
+        )
+        for pk, public_id, role, content, parts, calls, call_id, depth, at_depth in rows
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from compaction.curator import UnknownCuratorVersion, check_version_known
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
+from compaction.selectors import assembly_items
 from threads.erasure import ERASED
 from threads.models import Message
 
@@ -44,9 +45,8 @@ class _Texts:
 _KIND_OF_PAYLOAD = {"message": "message", "recalled": "message", "summary": "summary"}
 
 
-def _texts(assembly: AssemblyRecord) -> _Texts:
+def _texts(assembly: AssemblyRecord, items: list[dict[str, Any]]) -> _Texts:
     """The current text of every item (three queries), and which ones are erased or gone."""
-    items: list[dict[str, Any]] = assembly.items
     keys = {item_payload_key(i) for i in items}
     by_kind: dict[str, set[str]] = {"message": set(), "summary": set(), "blob": set()}
     for item in items:
@@ -101,8 +101,9 @@ def assembly_replay(*, assembly: AssemblyRecord) -> Replay:
             matches=False,
             reason=f"unknown assembler version {assembly.assembler_version!r}",
         )
-    texts = _texts(assembly)
-    messages = render(assembly.items, texts.by_key)
+    items = assembly_items(assembly)
+    texts = _texts(assembly, items)
+    messages = render(items, texts.by_key)
     replayed = rendered_hash(messages)
     matches = replayed == assembly.rendered_hash
     return Replay(

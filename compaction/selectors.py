@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from compaction import item_runs
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
 from convmem.models import Tenant
@@ -407,8 +408,14 @@ def assembly_get(*, tenant: Tenant, public_id: str) -> AssemblyRecord:
 
 def assembly_of_thread_exists(thread: Thread, public_id: str) -> bool:
     """Whether ``public_id`` names an assembly of ``thread`` (threads asks, for an assistant turn
-    that says which model input it answers)."""
-    return AssemblyRecord.objects.filter(thread=thread, public_id=public_id).exists()
+    that says which model input it answers). Raw SQL: asked on every answer, and the ORM's
+    ``exists()`` cost more to compile than to run."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ASSEMBLY_EXISTS_SQL, [public_id, thread.pk])
+        return cursor.fetchone() is not None
+
+
+_ASSEMBLY_EXISTS_SQL = f"SELECT 1 FROM {ASSEMBLY_TABLE} WHERE public_id = %s AND thread_id = %s"
 
 
 @dataclass(frozen=True)
@@ -432,3 +439,29 @@ def inputs_losing_the_middle(*, newest: int) -> LostMiddle:
     return LostMiddle(
         inputs=recent.count(), lost=recent.filter(plan__memo_lag__turns__gt=0).count()
     )
+
+
+def items_expanded(
+    *, thread_id: int, stored: list[list[dict[str, Any]]]
+) -> list[list[dict[str, Any]]]:
+    """The items of records of one thread as they were shown, from their stored form
+    (``compaction.item_runs``): two queries for any number of records (the range ends, then
+    the messages between the lowest and the highest; a parent's id is below its children's),
+    none when no record holds a range."""
+    ends = {end for items in stored for end in item_runs.run_ends(items)}
+    if not ends:
+        return stored
+    messages = Message.objects.filter(thread_id=thread_id)
+    pk_of = dict(messages.filter(public_id__in=ends).values_list("public_id", "pk"))
+    rows = {
+        pk: item_runs.PathRow(*row)
+        for pk, *row in messages.filter(
+            pk__range=(min(pk_of.values(), default=0), max(pk_of.values(), default=0))
+        ).values_list("pk", "parent_id", "public_id", "role", "token_count")
+    }
+    return [item_runs.items_expand(items, pk_of, rows) for items in stored]
+
+
+def assembly_items(assembly: AssemblyRecord) -> list[dict[str, Any]]:
+    """One record's items as they were shown (see ``items_expanded``)."""
+    return items_expanded(thread_id=assembly.thread_id, stored=[assembly.items])[0]

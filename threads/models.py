@@ -120,7 +120,11 @@ class Message(TreeNode):
     """
 
     public_id = models.CharField(max_length=40, unique=True, default=new_message_id, editable=False)
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    # Indexed by ``message_thread_id_idx`` (thread, id), which serves every lookup by thread:
+    # a second index on the thread alone would be stored bytes for nothing.
+    thread = models.ForeignKey(
+        Thread, on_delete=models.CASCADE, related_name="messages", db_index=False
+    )
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField(blank=True)
     content_parts = models.JSONField(null=True, blank=True)
@@ -141,8 +145,14 @@ class Message(TreeNode):
     )
     token_count = models.PositiveIntegerField(default=0)
     depth = models.PositiveIntegerField(default=0)
+    # Indexed only where set (``message_edits_idx``): almost no message is an edit.
     edits = models.ForeignKey(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="edited_by"
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="edited_by",
+        db_index=False,
     )
     # The recorded model input (a compaction assembly) an assistant turn answers, by its public
     # id: assemblies live in compaction, above threads, and are kept as long as the thread.
@@ -158,6 +168,9 @@ class Message(TreeNode):
             # Context recall: is an old message the only one of its thread at its depth (then
             # it lies on every path through that depth)?
             models.Index(fields=["thread", "depth"], name="message_thread_depth_idx"),
+            models.Index(
+                fields=["edits"], condition=Q(edits__isnull=False), name="message_edits_idx"
+            ),
             # Usage rollups read the turns of a period that carry usage, and only those.
             models.Index(
                 fields=["created_at"],

@@ -26,8 +26,8 @@ from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
 from convmem.pricing import usage_cost
 from convmem.profiles import profile_setting
+from threads import append_view, selectors
 from threads import content as content_rules
-from threads import selectors
 from threads.content import Content
 from threads.models import API_ROLES, Message, MessageStatus, Role, SystemPrompt, Thread
 
@@ -321,12 +321,9 @@ def _record_appended(actor: Actor, thread: Thread, message: Message, **details: 
         tenant_id=thread.tenant_id,
         thread_public_id=thread.public_id,
         object_ids=[message.public_id],
-        details={
-            "role": message.role,
-            "parent_id": message.parent_public_id,
-            "tokens": message.token_count,
-            **details,
-        },
+        # The role only: the parent, the depth and the token count are the message row's
+        # (kept, content aside, through erasure); an event per turn is stored bytes per turn.
+        details={"role": message.role, **{k: v for k, v in details.items() if v is not None}},
     )
 
 
@@ -357,11 +354,7 @@ WITH t AS (
     UPDATE {thread} SET active_leaf_id = ins.id, updated_at = %s FROM ins WHERE {thread}.id = %s
 ), ev AS (
     INSERT INTO {event} ({event_columns}, details)
-    SELECT {event_values}, jsonb_build_object(
-        'role', %s::text,
-        'parent_id', CASE WHEN p.role = 'root' THEN NULL ELSE p.public_id END,
-        'tokens', %s::integer)
-    FROM p, ins
+    SELECT {event_values}, jsonb_build_object('role', %s::text) FROM p, ins
 )
 SELECT ins.id, p.id, p.public_id, p.role, p.depth FROM ins, p
 """
@@ -388,6 +381,28 @@ def _append_in_one_statement(
     )
     node = {k: v for k, v in row_values(message).items() if k not in ("parent_id", "depth")}
     audit = {k: v for k, v in row_values(event).items() if k != "details"}
+    if connection.vendor == "sqlite":
+        row = _append_through_view(node, audit, parent_public_id)
+    else:
+        row = _append_with_ctes(thread, node, audit, role, parent_public_id)
+    if row is None:
+        return None
+    message.pk, message.parent_id, parent_public, parent_role, parent_depth = row
+    message.depth = parent_depth + 1
+    message._state.adding = False
+    message.parent_public_id = None if parent_role == Role.ROOT else parent_public
+    message.edits_public_id = None
+    return message
+
+
+def _append_with_ctes(
+    thread: Thread,
+    node: dict[str, Any],
+    audit: dict[str, Any],
+    role: str,
+    parent_public_id: str | None,
+) -> tuple[Any, ...] | None:
+    """PostgreSQL: ``_ONE_STATEMENT_APPEND``."""
     quote = connection.ops.quote_name
     if parent_public_id is None:
         parent, parent_params = "m.id = t.active_leaf_id", []
@@ -412,19 +427,35 @@ def _append_in_one_statement(
         thread.pk,
         *audit.values(),
         role,
-        body.token_count,
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-    if row is None:
-        return None
-    message.pk, message.parent_id, parent_public, parent_role, parent_depth = row
-    message.depth = parent_depth + 1
-    message._state.adding = False
-    message.parent_public_id = None if parent_role == Role.ROOT else parent_public
-    message.edits_public_id = None
-    return message
+    return row
+
+
+def _append_through_view(
+    node: dict[str, Any], audit: dict[str, Any], parent_public_id: str | None
+) -> tuple[Any, ...] | None:
+    """SQLite: an insert into ``threads.append_view.APPEND_VIEW`` (its trigger appends), then
+    the node and its parent read back; None if the trigger inserted nothing."""
+    values = [*node.values(), *audit.values(), parent_public_id]
+    columns = [*(f"m_{c}" for c in node), *(f"e_{c}" for c in audit), "parent_public_id"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {append_view.APPEND_VIEW} ({', '.join(columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))})",
+            values,
+        )
+        cursor.execute(_READ_BACK, [node["public_id"]])
+        return cursor.fetchone()
+
+
+_READ_BACK = f"""
+SELECT m.id, p.id, p.public_id, p.role, p.depth
+FROM {Message._meta.db_table} m JOIN {Message._meta.db_table} p ON p.id = m.parent_id
+WHERE m.public_id = %s
+"""
 
 
 def message_append(
@@ -458,7 +489,7 @@ def message_append(
         model=model,
         usage=usage,
     )
-    if connection.vendor == "postgresql" and role != Role.TOOL:
+    if role != Role.TOOL:
         # Checked before the statement: an assembly, once recorded, stays (with its thread).
         assembly = _assembly_of(thread, assembly_public_id, role)
         message = _append_in_one_statement(

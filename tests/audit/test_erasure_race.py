@@ -19,6 +19,7 @@ from audit.deletion import deletion_self_service
 from audit.erasure import thread_content_erase
 from auditlog.events import Actor
 from compaction.models import AssemblyRecord
+from compaction.selectors import assembly_items
 from compaction.snapshots import snapshot_text
 from tests.audit.test_canary import db_hits
 from tests.conftest import SYSTEM, make_thread
@@ -85,7 +86,7 @@ def test_no_snapshot_outlives_an_erasure_it_raced(acme, round_):
     assert erased.messages
     assert db_hits(canary) == {}
     for record in AssemblyRecord.objects.filter(thread=thread):
-        shows_erased = any(item.get("id") in erased.messages for item in record.items)
+        shows_erased = any(item.get("id") in erased.messages for item in assembly_items(record))
         kept = snapshot_text(record)
         if kept:
             assert canary not in kept

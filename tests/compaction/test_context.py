@@ -5,6 +5,8 @@ from compaction import services as compaction_services
 from compaction.curator import VERSION
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
+from compaction.replay import assembly_replay
+from compaction.selectors import assembly_items
 from convmem.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, count_tokens
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import SYSTEM, make_thread, path_ids
@@ -17,7 +19,7 @@ SMALL = {"window_tokens": 900, "reserve_tokens": 100}
 def _texts(record: AssemblyRecord, system: str | None = None, **blobs: str) -> dict[str, object]:
     """What a replay would look up for ``record``'s items."""
     texts: dict[str, object] = {}
-    for item in record.items:
+    for item in assembly_items(record):
         key = item_payload_key(item)
         if item["kind"] == "message":
             m = Message.objects.get(public_id=key)
@@ -72,7 +74,7 @@ def test_it_records_the_assembly_as_ids_and_a_hash(acme):
     assert record.thread == thread
     assert record.leaf_id == thread.active_leaf_id
     assert record.assembler_version == VERSION == r.data["assembler_version"]
-    kinds = [item["kind"] for item in record.items]
+    kinds = [item["kind"] for item in assembly_items(record)]
     # What changes every turn (retrieved) goes after the history, before the current turn.
     assert kinds == ["system", "message", "message", "retrieved", "message"]
     assert record.budget["window"] == 8192
@@ -85,9 +87,34 @@ def test_it_records_the_assembly_as_ids_and_a_hash(acme):
     # The texts that are not messages are kept (once per tenant) for a replay.
     assert ContentBlob.objects.filter(tenant=acme.tenant).count() == 2
     # A replay: the record's items plus the stored texts render the same input, same hash.
-    replayed = render(record.items, _texts(record))
+    replayed = render(assembly_items(record), _texts(record))
     assert replayed == r.data["messages"]
     assert rendered_hash(replayed) == record.rendered_hash
+
+
+def test_the_record_stores_the_verbatim_turns_as_one_path_range(acme):
+    """The stored items name the recent turns by their first and last id; the shown items
+    (replay, exports, the admin page) are expanded from the path and replay still verifies."""
+    thread = make_thread(acme.tenant)
+    grow(thread, 9)
+
+    r = post_context(acme.client, thread, system="Be brief.")
+
+    record = AssemblyRecord.objects.get(public_id=r.data["assembly_id"])
+    recent = r.data["sections"]["recent"]
+    # Nothing changing every turn (recalled, retrieved) sits before the current turn here,
+    # so the whole history and the current turn are one range.
+    assert record.items[1:] == [
+        {"kind": "messages", "first_id": recent[0], "last_id": recent[-1], "count": 9}
+    ]
+    shown = assembly_items(record)
+    assert [item["id"] for item in shown if item["kind"] == "message"] == recent
+    assert [item["role"] for item in shown[1:]] == ["user", "assistant"] * 4 + ["user"]
+    assert shown[1:] == [
+        {"kind": "message", "id": m.public_id, "role": m.role, "tokens": m.token_count}
+        for m in Message.objects.filter(public_id__in=recent).order_by("id")
+    ]
+    assert assembly_replay(assembly=record).matches
 
 
 def test_system_prompt_first_retrieved_before_the_recent_turns(acme):
@@ -242,8 +269,8 @@ def test_next_context_uses_the_written_memo(acme):
     record_plan = AssemblyRecord.objects.get(public_id=r.data["assembly_id"]).plan
     assert path.index(record_plan["covered"]["last_id"]) == path.index(recent[0]) - 1
     record = AssemblyRecord.objects.get(public_id=r.data["assembly_id"])
-    assert record.items[0]["kind"] == "summary"
-    assert render(record.items, _texts(record)) == r.data["messages"]
+    assert assembly_items(record)[0]["kind"] == "summary"
+    assert render(assembly_items(record), _texts(record)) == r.data["messages"]
 
 
 def test_writing_twice_writes_once(acme):

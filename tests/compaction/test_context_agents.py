@@ -4,6 +4,7 @@ content parts; tool groups never split; old bulky tool results elided with a rea
 from compaction.models import AssemblyRecord
 from compaction.rendering import elided_tool_result
 from compaction.replay import assembly_replay
+from compaction.selectors import assembly_items
 from convmem.tokens import MESSAGE_OVERHEAD, count_tokens
 from tests.compaction.helpers import assert_valid_chat_input, post_context
 from tests.conftest import SYSTEM, make_thread
@@ -106,10 +107,10 @@ def test_old_bulky_tool_results_are_elided_with_a_marker_the_model_can_read(acme
     assert_valid_chat_input(r.data["messages"])
     # the arithmetic counts the marker, not the result
     record = AssemblyRecord.objects.get(public_id=r.data["assembly_id"])
-    item = next(i for i in record.items if i["id"] == first_bulky.public_id)
+    item = next(i for i in assembly_items(record) if i["id"] == first_bulky.public_id)
     assert item["tokens"] == count_tokens(marker)
     assert r.data["tokens"]["recent"] == sum(
-        i["tokens"] + MESSAGE_OVERHEAD for i in record.items if i["kind"] == "message"
+        i["tokens"] + MESSAGE_OVERHEAD for i in assembly_items(record) if i["kind"] == "message"
     )
     assert assembly_replay(assembly=record).matches
 

@@ -8,6 +8,7 @@ from audit.erasure import message_content_erase
 from compaction.models import AssemblyRecord
 from compaction.rendering import RECALLED_HEADER
 from compaction.replay import assembly_replay
+from compaction.selectors import assembly_items
 from convmem.models import ModelProfile
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import SYSTEM, make_thread
@@ -73,7 +74,7 @@ def test_the_recalled_section_is_recorded_and_replays_to_the_same_hash(acme):
     record = AssemblyRecord.objects.get(public_id=response.data["assembly_id"])
     replay = assembly_replay(assembly=record)
 
-    assert [i["id"] for i in record.items if i["kind"] == "recalled"] == [fact.public_id]
+    assert [i["id"] for i in assembly_items(record) if i["kind"] == "recalled"] == [fact.public_id]
     assert record.tokens["recalled"] == response.data["tokens"]["recalled"]
     assert replay.matches, replay.reason
     assert replay.messages == response.data["messages"]

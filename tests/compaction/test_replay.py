@@ -5,6 +5,7 @@ import pytest
 from audit.erasure import thread_content_erase
 from compaction.models import AssemblyRecord, ContentBlob
 from compaction.replay import assembly_replay
+from compaction.selectors import assembly_items
 from tests.audit.conftest import OPERATOR, branched_thread, record_assembly
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +43,7 @@ def test_replay_api_answers_for_the_tenant_only(acme, globex):
 def test_replay_after_erasure_names_the_erased_ids(acme):
     thread = branched_thread(acme.tenant)
     record = record_assembly(thread)
-    message_ids = [i["id"] for i in record.items if i["kind"] == "message"]
+    message_ids = [i["id"] for i in assembly_items(record) if i["kind"] == "message"]
 
     thread_content_erase(thread=thread, actor=OPERATOR)
     replay = assembly_replay(assembly=AssemblyRecord.objects.get(pk=record.pk))

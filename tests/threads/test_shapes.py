@@ -3,6 +3,7 @@
 import json
 
 from compaction.models import AssemblyRecord
+from compaction.selectors import assembly_items
 from tests.conftest import make_thread
 from tests.threads.helpers import messages_url, post
 
@@ -61,4 +62,4 @@ def test_developer_turns_are_stored_and_rendered_as_developer_messages(acme):
         {"role": "user", "content": "Hello"},
     ]
     record = AssemblyRecord.objects.get(public_id=context.data["assembly_id"])
-    assert record.items[0]["role"] == "developer"
+    assert assembly_items(record)[0]["role"] == "developer"

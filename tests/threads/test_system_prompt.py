@@ -7,6 +7,7 @@ import jsonschema
 
 from compaction.models import AssemblyRecord
 from compaction.rendering import sha256_hex
+from compaction.selectors import assembly_items
 from tests.conftest import make_thread
 from tests.threads.helpers import messages_url, post
 from threads.models import SystemPrompt
@@ -67,12 +68,12 @@ def test_context_uses_it_when_the_request_gives_none_and_records_its_hash(acme):
     assert response.data["messages"][0] == {"role": "system", "content": PROMPT}
     assert response.data["sections"]["system"]["hash"] == sha256_hex(PROMPT)
     record = AssemblyRecord.objects.get(public_id=response.data["assembly_id"])
-    assert record.items[0] == {
+    assert assembly_items(record)[0] == {
         "kind": "system",
         "hash": sha256_hex(PROMPT),
         "tokens": response.data["sections"]["system"]["tokens"],
     }
-    assert PROMPT not in str(record.items)
+    assert PROMPT not in str(assembly_items(record))
 
 
 def test_a_request_prompt_wins_and_an_empty_one_means_none(acme):
