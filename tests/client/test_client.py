@@ -1,20 +1,26 @@
 """The Python client (clients/python) against the real API, served by pytest-django's live
 server, with the real local chat server and a real TCP proxy that breaks connections."""
 
+import asyncio
+
 import pytest
 from convmem_client import (
     APIConnectionError,
     APIError,
     APITimeoutError,
+    AsyncClient,
     Client,
     Context,
     DeletionRequest,
     Message,
+    RateLimited,
     RespondResult,
+    StreamEvent,
     Thread,
     TreeNode,
 )
 
+from convmem.auth import ApiKeyRateThrottle
 from respond.models import RespondRun
 from tests.client.conftest import BUDGET
 from tests.respond.conftest import REPLY, chat  # noqa: F401  (the chat server fixture)
@@ -118,8 +124,6 @@ def test_a_conversation_through_the_client(connect, acme_exporter, chat):  # noq
 
 
 def test_the_async_client_is_the_twin(connect_async, acme, chat):  # noqa: F811
-    import asyncio
-
     async def conversation() -> tuple[list[str], str, list[str]]:
         async with connect_async(acme) as api:
             thread = await api.create_thread("user-7")
@@ -263,4 +267,34 @@ def test_a_stream_cut_mid_answer_restarts_and_completes_once(connect, proxy, acm
     interrupted = StoredMessage.objects.get(public_id=done.assistant_message.edits_id)
     assert interrupted.status == "interrupted"
     assert REPLY.startswith(interrupted.content)
+    assert user_turns(thread.id) == 1
+
+
+def test_a_throttled_call_is_rate_limited_with_the_wait(connect, acme, monkeypatch):
+    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "2/min"})
+    api = connect(acme, max_retries=1)
+    thread = api.create_thread("user-1")
+    api.get_thread(thread.id)
+    with pytest.raises(RateLimited) as throttled:
+        api.append(thread.id, "user", "Hello?", idempotency_key="hello-1")
+    assert (throttled.value.status, throttled.value.code) == (429, "throttled")
+    assert throttled.value.retry_after > 0
+    assert throttled.value.idempotency_key == "hello-1"
+    assert user_turns(thread.id) == 0
+
+
+def test_an_async_stream_cut_mid_answer_restarts_and_completes_once(connect, proxy, acme, chat):  # noqa: F811
+    chat.configure(chunk_delay=0.1)
+    thread = connect(acme).create_thread("user-1")
+    proxy.cut_next_at(b"event: token", 2)
+
+    async def read() -> list[StreamEvent]:
+        async with AsyncClient(proxy.url, acme.key, backoff=0.05, max_backoff=0.5) as api:
+            stream = api.respond_stream(thread.id, "Is it shipped?", **BUDGET)
+            return [event async for event in stream]
+
+    events = asyncio.run(read())
+    assert [e.type for e in events][:3] == ["turn", "token", "restart"]
+    assert "".join(e.text for e in events[3:]) == REPLY
+    assert events[-1].result.assistant_message.edits_id
     assert user_turns(thread.id) == 1
