@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 
 BUFFER = 4096
+RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST
 
 
 class FlakyProxy:
@@ -81,11 +83,17 @@ class FlakyProxy:
         server = socket.create_connection(self.upstream)
         done = threading.Event()
 
-        def close_both() -> None:
+        def close_both(*, reset: bool = False) -> None:
             done.set()
-            for sock in (client, server):
+            if reset:
+                # A cut resets the server's connection (RST, not FIN): its next write fails at
+                # once, as when a client's network drops, instead of one write later.
                 with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+                    server.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, RESET)
+            for sock in (client, server):
+                if not (reset and sock is server):  # a shutdown would send FIN first
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
                 sock.close()
 
         def pump(
@@ -96,6 +104,7 @@ class FlakyProxy:
         ) -> None:
             sent = 0
             answer = b""
+            cut = False
             try:
                 while not done.is_set():
                     data = source.recv(BUFFER)
@@ -103,18 +112,20 @@ class FlakyProxy:
                         break
                     if marker is not None:
                         answer += data
-                        cut = _nth_index(answer, *marker)
-                        if cut is not None:
-                            sink.sendall(data[: max(cut - sent, 0)])
+                        at = _nth_index(answer, *marker)
+                        if at is not None:
+                            sink.sendall(data[: max(at - sent, 0)])
+                            cut = True
                             break
                     if limit is not None and sent + len(data) >= limit:
                         sink.sendall(data[: max(limit - sent, 0)])
+                        cut = True
                         break
                     sink.sendall(data)
                     sent += len(data)
             except OSError:
                 pass
-            close_both()
+            close_both(reset=cut)
 
         threading.Thread(target=pump, args=(client, server, None), daemon=True).start()
         pump(server, client, cut_after, cut_at)
