@@ -1,0 +1,631 @@
+"""The synchronous client, ``Client`` (``AsyncClient`` in ``async_client.py`` is its twin)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from typing import Any, Unpack
+
+import httpx
+from httpx_sse import EventSource
+
+from . import _core as core
+from ._core import UNSET, Call, CallOptions, Retries, WriteOptions
+from ._stream import StreamEvent, resumable, stream_error
+from ._version import __version__
+from .errors import APIConnectionError, APITimeoutError
+from .models import (
+    Context,
+    DeletionRequest,
+    Message,
+    MessageBatch,
+    Page,
+    Replay,
+    RespondResult,
+    SearchHit,
+    Summary,
+    Thread,
+    TreeNode,
+    UsageRollup,
+)
+
+
+class ResponseStream:
+    """The events of one streamed ``/respond`` (iterate it). ``idempotency_key`` is known before
+    the first event: a later ``respond``/``respond_stream`` with it resumes this turn."""
+
+    def __init__(self, events: Iterator[StreamEvent], idempotency_key: str) -> None:
+        self._events = events
+        self.idempotency_key = idempotency_key
+        self.result: RespondResult | None = None
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        for event in self._events:
+            if event.type == "done":
+                self.result = event.result
+            yield event
+
+    def until_done(self) -> RespondResult:
+        """Read every event; the stored turn."""
+        for _ in self:
+            pass
+        assert self.result is not None  # the events end with `done` or raise
+        return self.result
+
+
+class Client:
+    """``Client(base_url, api_key)``; both default to ``CONVMEM_BASE_URL`` (else
+    ``http://127.0.0.1:8000``) and ``CONVMEM_API_KEY``. Every method takes ``timeout`` and
+    ``headers``; writes also ``idempotency_key`` (default: a new uuid4, reused on each retry).
+    Retried with backoff: connection errors and timeouts, 429 (after ``Retry-After``), 503, and
+    409 ``idempotency_key_in_flight``."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float | None = 60.0,
+        max_retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self.base_url, api_key = core.settings(base_url, api_key)
+        self.retries = Retries(max_retries, backoff, max_backoff)
+        self._http = http_client or httpx.Client(timeout=timeout)
+        self._headers = {
+            "Authorization": f"Bearer {api_key}",
+            "User-Agent": f"convmem-client-python/{__version__}",
+            **(headers or {}),
+        }
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- threads -------------------------------------------------------------------------------
+
+    def create_thread(
+        self,
+        user_ref: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        profile: str | None = None,
+        system: str | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> Thread:
+        body = core.compact(
+            {
+                "user_ref": user_ref,
+                "title": title,
+                "metadata": metadata,
+                "profile": profile,
+                "system": system,
+            }
+        )
+        return self._execute(core.write("POST", "/threads", core.PARSERS["thread"], body, options))
+
+    def get_thread(self, thread_id: str, **options: Unpack[CallOptions]) -> Thread:
+        return self._execute(
+            core.read(f"/threads/{thread_id}", core.PARSERS["thread"], None, options)
+        )
+
+    def update_thread(
+        self,
+        thread_id: str,
+        *,
+        title: str = UNSET,
+        metadata: dict[str, Any] = UNSET,
+        system: str = UNSET,
+        active_leaf_id: str | None = UNSET,
+        **options: Unpack[CallOptions],
+    ) -> Thread:
+        """PATCH the given fields (``system``: a new version of the thread's system prompt, ""
+        clears it; ``active_leaf_id``: switch branch, None starts over from the root)."""
+        fields = {
+            "title": title,
+            "metadata": metadata,
+            "system": system,
+            "active_leaf_id": active_leaf_id,
+        }
+        body = {name: value for name, value in fields.items() if value is not UNSET}
+        call = core.send("PATCH", f"/threads/{thread_id}", core.PARSERS["thread"], body, options)
+        return self._execute(call)
+
+    def switch_branch(
+        self, thread_id: str, message_id: str | None, **options: Unpack[CallOptions]
+    ) -> Thread:
+        """Make ``message_id`` the active leaf (None: start over from the root)."""
+        return self.update_thread(thread_id, active_leaf_id=message_id, **options)
+
+    def delete_thread(self, thread_id: str, **options: Unpack[WriteOptions]) -> DeletionRequest:
+        """Erase the thread now: the executed deletion request, with its proof."""
+        call = core.write(
+            "DELETE", f"/threads/{thread_id}", core.PARSERS["deletion"], None, options
+        )
+        return self._execute(call)
+
+    def list_threads(
+        self,
+        *,
+        user_ref: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[Thread]:
+        """One page of threads, newest first (``iter_threads`` follows the pages)."""
+        params = {"user_ref": user_ref, "limit": limit, "cursor": cursor}
+        return self._execute(core.read("/threads", core.PARSERS["threads"], params, options))
+
+    def iter_threads(
+        self,
+        *,
+        user_ref: str | None = None,
+        limit: int | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Iterator[Thread]:
+        params = {"user_ref": user_ref, "limit": limit}
+        return self._iterate(core.read("/threads", core.PARSERS["threads"], params, options))
+
+    # --- messages ------------------------------------------------------------------------------
+
+    def append(
+        self,
+        thread_id: str,
+        role: str,
+        content: str | list[dict[str, Any]] | None,
+        *,
+        parent_id: str | None = None,
+        assembly_id: str | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        model: str | None = None,
+        usage: dict[str, Any] | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> Message:
+        """Append a message (under ``parent_id``, default the active leaf)."""
+        body = {
+            "role": role,
+            "content": content,
+            **core.compact(
+                {
+                    "parent_id": parent_id,
+                    "assembly_id": assembly_id,
+                    "tool_calls": tool_calls,
+                    "tool_call_id": tool_call_id,
+                    "metadata": metadata,
+                    "model": model,
+                    "usage": usage,
+                }
+            ),
+        }
+        path = f"/threads/{thread_id}/messages"
+        return self._execute(core.write("POST", path, core.PARSERS["message"], body, options))
+
+    def append_batch(
+        self,
+        thread_id: str,
+        messages: list[dict[str, Any]],
+        *,
+        parent_id: str | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> MessageBatch:
+        """Append several messages, all or nothing, under one key (e.g. an assistant turn
+        calling tools with the tool results)."""
+        body = core.compact({"messages": messages, "parent_id": parent_id})
+        path = f"/threads/{thread_id}/messages:batch"
+        return self._execute(core.write("POST", path, core.PARSERS["batch"], body, options))
+
+    def edit(
+        self,
+        thread_id: str,
+        message_id: str,
+        content: str | list[dict[str, Any]] | None,
+        *,
+        tool_calls: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> Message:
+        """A new sibling of the message with new content; it becomes the active leaf."""
+        body = {
+            "content": content,
+            **core.compact({"tool_calls": tool_calls, "metadata": metadata}),
+        }
+        path = f"/threads/{thread_id}/messages/{message_id}/edit"
+        return self._execute(core.write("POST", path, core.PARSERS["message"], body, options))
+
+    def redact(
+        self,
+        thread_id: str,
+        message_id: str,
+        *,
+        reason: str | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> DeletionRequest:
+        """Erase one message's content now: the executed deletion request, with its proof."""
+        path = f"/threads/{thread_id}/messages/{message_id}/redact"
+        body = core.compact({"reason": reason})
+        return self._execute(core.write("POST", path, core.PARSERS["deletion"], body, options))
+
+    def list_messages(
+        self,
+        thread_id: str,
+        *,
+        leaf: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[Message]:
+        """One page of the path ending at ``leaf`` (default: the active leaf). Pages walk from
+        the leaf toward the root; each lists its messages root → leaf."""
+        params = {"leaf": leaf, "limit": limit, "cursor": cursor}
+        path = f"/threads/{thread_id}/messages"
+        return self._execute(core.read(path, core.PARSERS["messages"], params, options))
+
+    def iter_messages(
+        self,
+        thread_id: str,
+        *,
+        leaf: str | None = None,
+        limit: int | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Iterator[Message]:
+        """The path from the leaf back toward the root, newest first, a page at a time."""
+        params = {"leaf": leaf, "limit": limit}
+        call = core.read(
+            f"/threads/{thread_id}/messages", core.PARSERS["messages"], params, options
+        )
+        for page in self._pages(call):
+            yield from reversed(page.results)
+
+    def messages(
+        self,
+        thread_id: str,
+        *,
+        leaf: str | None = None,
+        limit: int | None = None,
+        **options: Unpack[CallOptions],
+    ) -> list[Message]:
+        """The whole path root → leaf (the active leaf by default), ``limit`` a page."""
+        return list(
+            reversed(list(self.iter_messages(thread_id, leaf=leaf, limit=limit, **options)))
+        )
+
+    def tree(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[TreeNode]:
+        """One page of every node of the thread, parents first, with sibling positions."""
+        params = {"limit": limit, "cursor": cursor}
+        path = f"/threads/{thread_id}/tree"
+        return self._execute(core.read(path, core.PARSERS["tree"], params, options))
+
+    def iter_tree(
+        self, thread_id: str, *, limit: int | None = None, **options: Unpack[CallOptions]
+    ) -> Iterator[TreeNode]:
+        call = core.read(
+            f"/threads/{thread_id}/tree", core.PARSERS["tree"], {"limit": limit}, options
+        )
+        return self._iterate(call)
+
+    # --- model input and answers ---------------------------------------------------------------
+
+    def context(
+        self,
+        thread_id: str,
+        *,
+        window_tokens: int | None = None,
+        reserve_tokens: int | None = None,
+        system: str | None = None,
+        leaf_id: str | None = None,
+        retrieved: list[dict[str, str]] | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Context:
+        """Assemble the model input of the next turn within the budget."""
+        body = core.compact(
+            {
+                "window_tokens": window_tokens,
+                "reserve_tokens": reserve_tokens,
+                "system": system,
+                "leaf_id": leaf_id,
+                "retrieved": retrieved,
+            }
+        )
+        path = f"/threads/{thread_id}/context"
+        return self._execute(core.send("POST", path, core.PARSERS["context"], body, options))
+
+    def respond(
+        self,
+        thread_id: str,
+        content: str | list[dict[str, Any]],
+        *,
+        window_tokens: int | None = None,
+        reserve_tokens: int | None = None,
+        system: str | None = None,
+        retrieved: list[dict[str, str]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        parent_id: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> RespondResult:
+        """One turn, answered: the user turn is stored, the model asked, its answer stored.
+        A 503 (the model down), a lost answer or a 409 (still answering) are retried with the
+        same key, which resumes the stored turn; when the retries run out the error carries the
+        key, and ``respond(…, idempotency_key=error.idempotency_key)`` resumes it later."""
+        body = _respond_body(locals(), stream=False)
+        path = f"/threads/{thread_id}/respond"
+        return self._execute(core.write("POST", path, core.PARSERS["respond"], body, options))
+
+    def respond_stream(
+        self,
+        thread_id: str,
+        content: str | list[dict[str, Any]],
+        *,
+        window_tokens: int | None = None,
+        reserve_tokens: int | None = None,
+        system: str | None = None,
+        retrieved: list[dict[str, str]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        parent_id: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> ResponseStream:
+        """One turn, streamed: ``turn``, ``token``…, ``done`` (``StreamEvent``). A stream that
+        ends early (connection cut, model failed mid-answer) is re-opened with the same key
+        (and ``Last-Event-ID``), after a ``restart`` event: the answer starts over."""
+        body = _respond_body(locals(), stream=True)
+        path = f"/threads/{thread_id}/respond"
+        call = core.write("POST", path, core.PARSERS["respond"], body, options)
+        assert call.key is not None
+        return ResponseStream(self._stream(call), call.key)
+
+    # --- memos, replay, search -----------------------------------------------------------------
+
+    def summaries(
+        self,
+        thread_id: str,
+        *,
+        status: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[Summary]:
+        """One page of the thread's memos, newest first."""
+        params = {"status": status, "limit": limit, "cursor": cursor}
+        path = f"/threads/{thread_id}/summaries"
+        return self._execute(core.read(path, core.PARSERS["summaries"], params, options))
+
+    def iter_summaries(
+        self,
+        thread_id: str,
+        *,
+        status: str | None = None,
+        limit: int | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Iterator[Summary]:
+        params = {"status": status, "limit": limit}
+        path = f"/threads/{thread_id}/summaries"
+        return self._iterate(core.read(path, core.PARSERS["summaries"], params, options))
+
+    def replay(self, assembly_id: str, **options: Unpack[CallOptions]) -> Replay:
+        """Rebuild a recorded model input and check it against its hash."""
+        path = f"/assemblies/{assembly_id}/replay"
+        return self._execute(core.read(path, core.PARSERS["replay"], None, options))
+
+    def search(
+        self,
+        q: str,
+        *,
+        user_ref: str | None = None,
+        thread: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[SearchHit]:
+        """One page of messages holding every word of ``q``, tenant-wide, newest first."""
+        params = {"q": q, "user_ref": user_ref, "thread": thread, "limit": limit, "cursor": cursor}
+        return self._execute(core.read("/search", core.PARSERS["hits"], params, options))
+
+    def iter_search(
+        self,
+        q: str,
+        *,
+        user_ref: str | None = None,
+        thread: str | None = None,
+        limit: int | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Iterator[SearchHit]:
+        params = {"q": q, "user_ref": user_ref, "thread": thread, "limit": limit}
+        return self._iterate(core.read("/search", core.PARSERS["hits"], params, options))
+
+    def search_thread(
+        self,
+        thread_id: str,
+        q: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[SearchHit]:
+        """One page of the thread's messages (every branch) holding every word of ``q``."""
+        params = {"q": q, "limit": limit, "cursor": cursor}
+        path = f"/threads/{thread_id}/search"
+        return self._execute(core.read(path, core.PARSERS["hits"], params, options))
+
+    # --- exports, erasure, usage ---------------------------------------------------------------
+
+    def export_thread(
+        self, thread_id: str, *, format: str = "json", **options: Unpack[CallOptions]
+    ) -> Any:
+        """The thread's full history (``convmem.export/2``): parsed JSON, or the text of
+        ``format="jsonl"`` / ``"html"``. Needs the ``export`` scope."""
+        path = f"/threads/{thread_id}/export"
+        return self._execute(core.export(path, {"format": format}, options))
+
+    def export_user(
+        self, user_ref: str, *, format: str = "json", **options: Unpack[CallOptions]
+    ) -> Any:
+        """Every thread of one end user, as ``export_thread``."""
+        return self._execute(
+            core.export("/exports", {"user_ref": user_ref, "format": format}, options)
+        )
+
+    def create_deletion_request(
+        self,
+        *,
+        user_ref: str | None = None,
+        thread_id: str | None = None,
+        reason: str | None = None,
+        **options: Unpack[WriteOptions],
+    ) -> DeletionRequest:
+        """File an erasure request for an end user or a thread (staff approve it)."""
+        body = core.compact({"user_ref": user_ref, "thread_id": thread_id, "reason": reason})
+        call = core.write("POST", "/deletion-requests", core.PARSERS["deletion"], body, options)
+        return self._execute(call)
+
+    def get_deletion_request(
+        self, request_id: str, **options: Unpack[CallOptions]
+    ) -> DeletionRequest:
+        path = f"/deletion-requests/{request_id}"
+        return self._execute(core.read(path, core.PARSERS["deletion"], None, options))
+
+    def usage(
+        self,
+        *,
+        start: str | None = None,
+        end: str | None = None,
+        group_by: str | None = None,
+        user_ref: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> UsageRollup:
+        """Tokens and cost per day or month (``start``/``end``: ISO dates, both included)."""
+        params = {"from": start, "to": end, "group_by": group_by, "user_ref": user_ref}
+        return self._execute(core.read("/usage", core.PARSERS["usage"], params, options))
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def _execute(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method,
+                    self._url(call.path),
+                    json=call.body,
+                    params=call.params,
+                    headers={**self._headers, **call.request_headers()},
+                    timeout=call.timeout,
+                )
+            except httpx.TransportError as error:
+                if attempt >= self.retries.max_retries:
+                    raise _connection_error(error, call.key) from error
+                wait = None
+            else:
+                if response.status_code < 400:
+                    return call.parse(response.text if call.raw_text else response.json(), call.key)
+                if not core.retryable(response) or attempt >= self.retries.max_retries:
+                    raise core.api_error(response, call.key)
+                wait = core.retry_after(response)
+            attempt += 1
+            time.sleep(self.retries.delay(attempt, wait))
+
+    def _stream(self, call: Call) -> Iterator[StreamEvent]:
+        attempt, last_id, server_retry = 0, None, None
+        while True:
+            shown = False
+            headers = {**self._headers, **call.request_headers(), "Accept": "text/event-stream"}
+            if last_id:
+                headers["Last-Event-ID"] = last_id
+            try:
+                with self._http.stream(
+                    call.method,
+                    self._url(call.path),
+                    json=call.body,
+                    headers=headers,
+                    timeout=call.timeout,
+                ) as response:
+                    if response.status_code != 200:
+                        response.read()
+                        if not core.retryable(response) or attempt >= self.retries.max_retries:
+                            raise core.api_error(response, call.key)
+                        attempt += 1
+                        time.sleep(self.retries.delay(attempt, core.retry_after(response)))
+                        continue
+                    for sse in EventSource(response).iter_sse():
+                        last_id = sse.id or last_id
+                        server_retry = sse.retry if sse.retry is not None else server_retry
+                        if sse.event == "error":
+                            error = stream_error(sse.json(), call.key)
+                            if resumable(error) and attempt < self.retries.max_retries:
+                                break
+                            raise error
+                        yield StreamEvent(
+                            sse.event, sse.json(), sse.id or None, sse.retry, call.key
+                        )
+                        shown = True
+                        if sse.event == "done":
+                            return
+            except httpx.TransportError as error:
+                if attempt >= self.retries.max_retries:
+                    raise _connection_error(error, call.key) from error
+            attempt += 1
+            if attempt > self.retries.max_retries:
+                raise APIConnectionError(
+                    "the stream kept ending before `done`", idempotency_key=call.key
+                )
+            if shown:
+                yield StreamEvent("restart", {"attempt": attempt}, idempotency_key=call.key)
+            wait = server_retry / 1000 if server_retry is not None else None
+            time.sleep(self.retries.delay(attempt, wait))
+
+    def _pages(self, call: Call) -> Iterator[Page[Any]]:
+        while True:
+            page = self._execute(call)
+            yield page
+            if not page.next:
+                return
+            call = replace(call, path=page.next, params=None)  # `next` holds the query
+
+    def _iterate(self, call: Call) -> Iterator[Any]:
+        for page in self._pages(call):
+            yield from page.results
+
+    def _url(self, path: str) -> str:
+        return path if path.startswith(("http://", "https://")) else self.base_url + path
+
+
+def _respond_body(arguments: dict[str, Any], *, stream: bool) -> dict[str, Any]:
+    names = (
+        "content",
+        "window_tokens",
+        "reserve_tokens",
+        "system",
+        "retrieved",
+        "metadata",
+        "parent_id",
+        "max_tokens",
+        "temperature",
+    )
+    return {**core.compact({name: arguments[name] for name in names}), "stream": stream}
+
+
+def _connection_error(error: httpx.TransportError, key: str | None) -> APIConnectionError:
+    if isinstance(error, httpx.TimeoutException):
+        return APITimeoutError(f"timed out: {error}", idempotency_key=key)
+    return APIConnectionError(f"connection failed: {error}", idempotency_key=key)

@@ -1,0 +1,51 @@
+"""The tours of clients/python/README.md and clients/typescript/README.md run unchanged against
+a live server (with the local chat model), each in its own process, as a reader would run them."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.client.test_typescript import PACKAGE, node_modules  # noqa: F401  (the fixture)
+from tests.respond.conftest import REPLY, chat  # noqa: F401  (the chat server fixture)
+from threads.models import Thread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CLIENTS = Path(__file__).resolve().parents[2] / "clients"
+
+
+def tour(readme: Path, language: str) -> str:
+    """The first code block in ``language`` after the "## A tour" heading."""
+    text = readme.read_text()
+    section = text[text.index("## A tour") :]
+    return re.search(rf"```{language}\n(.*?)```", section, re.DOTALL).group(1)
+
+
+def run(command: list[str], cwd: Path, live_server, kit) -> str:
+    env = {**os.environ, "CONVMEM_BASE_URL": live_server.url, "CONVMEM_API_KEY": kit.key}
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_the_python_tour_runs(live_server, acme, chat, tmp_path):  # noqa: F811
+    script = tmp_path / "tour.py"
+    script.write_text(tour(CLIENTS / "python" / "README.md", "python"))
+    output = run([sys.executable, str(script)], tmp_path, live_server, acme)
+    assert output.startswith(REPLY)
+    assert Thread.objects.get().deleted_at is not None
+
+
+def test_the_typescript_tour_runs(node_modules, live_server, acme, chat, tmp_path):  # noqa: F811
+    # Installed as a reader would have it: `import … from "convmem-client"`.
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "convmem-client").symlink_to(PACKAGE)
+    script = tmp_path / "tour.mjs"
+    script.write_text(tour(CLIENTS / "typescript" / "README.md", "js"))
+    output = run(["node", str(script)], tmp_path, live_server, acme)
+    assert output.startswith(REPLY)
+    assert Thread.objects.get().deleted_at is not None
