@@ -80,7 +80,12 @@ def recall_candidates(
     if not terms or below_depth <= 1:
         return []
     hits = thread_term_hits(
-        thread_id=thread.pk, terms=terms, below_depth=below_depth, per_term=PER_TERM + 1
+        thread_id=thread.pk,
+        terms=terms,
+        # The path's messages are older than its current turn (a parent precedes its child).
+        below_id=query.id,
+        below_depth=below_depth,
+        per_term=PER_TERM + 1,
     )
     ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
     found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)
