@@ -6,7 +6,9 @@ words of the current user turn are looked up in the thread through the full-text
 (``threads.search.thread_term_hits``, one query), older than the current turn. Ranking is by
 the rarity of the words a message shares with the turn (the sum of each shared word's
 inverse document frequency in the thread): a word found in many of the thread's messages ("what",
-"order") tells nothing and is ignored, a word found in a few (a code, a name) decides. Neither
+"order") tells nothing and is ignored, a word found in a few (a code, a name) decides. Words
+found in nearly the same messages count once (a sentence repeated through the conversation
+would otherwise outvote the one word that names what the turn asks about). Neither
 index ranks so: PostgreSQL's ``ts_rank`` has no document frequency at all, and both would
 rank within the whole table, not the thread.
 
@@ -41,6 +43,8 @@ PER_TERM = 24
 # A word found in more than this share of the thread's older messages is ignored too.
 COMMON_SHARE = 0.2
 MAX_CANDIDATES = 12
+# Words whose hit sets overlap this much (Jaccard) are one piece of evidence (see ``_ranked``).
+SAME_EVIDENCE = 0.6
 # How far up the path a fork check may walk (rows); forked candidates beyond are skipped.
 MAX_FORK_WALK = 2000
 
@@ -99,12 +103,14 @@ def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:
 
 
 def _specific(terms: list[str]) -> list[str]:
-    """The ``MAX_TERMS`` words most likely to single out a message: words with a digit (ids,
-    codes, amounts, dates) first, then the longest; one- and two-letter words never (in
-    alphabetic scripts they are function words). A stable order, so the same turn always
-    asks the same question."""
+    """The ``MAX_TERMS`` words the lookup asks about: words with a digit (ids, codes, amounts,
+    dates) first, then the others in the order the turn says them (its question usually comes
+    with its first words; a long word is no likelier to be specific than a short one: "teacher"
+    singles out a message where "keyboard" in a repeated aside does not); one- and two-letter
+    words never (in alphabetic scripts they are function words). A stable order, so the same
+    turn always asks the same question."""
     useful = [term for term in terms if len(term) > 2 or any(c.isdigit() for c in term)]
-    ranked = sorted(useful, key=lambda term: (not any(c.isdigit() for c in term), -len(term)))
+    ranked = sorted(useful, key=lambda term: not any(c.isdigit() for c in term))
     return ranked[:MAX_TERMS]
 
 
@@ -113,19 +119,37 @@ def _text_of(message_id: int) -> str:
 
 
 def _ranked(hits: Iterable, *, older: int) -> list[tuple[int, float]]:
-    """(message id, score) best first, ties to the newer message."""
+    """(message id, score) best first, ties to the newer message. Each piece of evidence
+    counts once: words found in (nearly) the same messages — the words of a sentence said over
+    and over, a name and its surname — are one piece (``_evidence``), weighted by its rarity."""
     by_term: dict[str, list[int]] = defaultdict(list)
     for hit in hits:
         by_term[hit.term].append(hit.message_id)
+    specific = [
+        frozenset(ids)
+        for ids in by_term.values()
+        if len(ids) <= PER_TERM and len(ids) <= max(1.0, COMMON_SHARE * older)
+    ]
     scores: dict[int, float] = defaultdict(float)
-    for ids in by_term.values():
-        found = len(ids)
-        if found > PER_TERM or found > max(1.0, COMMON_SHARE * older):
-            continue
-        weight = math.log(1 + older / found)
+    for ids in _evidence(specific):
+        weight = math.log(1 + older / len(ids))
         for message_id in ids:
             scores[message_id] += weight
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
+
+
+def _evidence(hit_sets: Iterable[frozenset[int]]) -> list[frozenset[int]]:
+    """Hit sets merged when they overlap by ``SAME_EVIDENCE`` or more (Jaccard), smallest
+    first, so a rare word is not swallowed by a commoner one it only touches."""
+    merged: list[frozenset[int]] = []
+    for ids in sorted(hit_sets, key=len):
+        for index, group in enumerate(merged):
+            if len(ids & group) >= SAME_EVIDENCE * len(ids | group):
+                merged[index] = group | ids
+                break
+        else:
+            merged.append(ids)
+    return merged
 
 
 @dataclass(frozen=True)
