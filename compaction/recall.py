@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, OuterRef, Subquery
 
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
@@ -36,8 +35,8 @@ from threads.models import Message, Role, Thread
 from threads.search import query_terms, thread_term_hits
 
 MESSAGE_TABLE = Message._meta.db_table
-# Words of the user turn looked up: the most specific-looking (with a digit, then the longest).
-MAX_TERMS = 12
+# Words of the user turn looked up (see ``_specific``).
+MAX_TERMS = 10
 # Hits read per word; a word with more is common in the thread and ignored.
 PER_TERM = 24
 # A word found in more than this share of the thread's older messages is ignored too.
@@ -161,37 +160,43 @@ class _Candidate:
     at_depth: int  # messages of the thread at this depth (1: it lies on every path there)
 
 
+_CANDIDATES_SQL = f"""
+SELECT m.id, m.public_id, m.role, m.content, m.content_parts, m.tool_calls, m.tool_call_id,
+    m.depth, (SELECT COUNT(*) FROM {MESSAGE_TABLE} s
+              WHERE s.thread_id = m.thread_id AND s.depth = m.depth)
+FROM {MESSAGE_TABLE} m WHERE m.id IN ({{ids}}) AND m.token_count <= %s
+"""
+
+
 def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
     """The messages ``ids`` that could fit the section, with their content and how many
-    messages of the thread share their depth (one query, through the (thread, depth) index)."""
+    messages of the thread share their depth (one query, through the (thread, depth) index;
+    written out, as the ORM's compiling of the correlated count cost more than running it)."""
     if not ids:
         return {}
-    same_depth = (
-        Message.objects.filter(thread_id=OuterRef("thread_id"), depth=OuterRef("depth"))
-        .order_by()
-        .values("thread_id")
-        .annotate(count=Count("pk"))
-        .values("count")
-    )
-    rows = (
-        Message.objects.filter(pk__in=ids, token_count__lte=max_tokens)
-        .annotate(at_depth=Subquery(same_depth))
-        .values_list(
-            "pk",
-            "public_id",
-            "role",
-            "content",
-            "content_parts",
-            "tool_calls",
-            "tool_call_id",
-            "depth",
-            "at_depth",
-        )
-    )
+    sql = _CANDIDATES_SQL.format(ids=", ".join(["%s"] * len(ids)))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*ids, max_tokens])
+        rows = cursor.fetchall()
+    parts_field, calls_field = (Message._meta.get_field(name) for name in _JSON_FIELDS)
     return {
-        pk: _Candidate(public_id, role, MessagePayload(content, parts, calls, call_id), depth, n)
-        for pk, public_id, role, content, parts, calls, call_id, depth, n in rows
+        pk: _Candidate(
+            public_id,
+            role,
+            MessagePayload(
+                content,
+                parts_field.from_db_value(parts, None, connection),
+                calls_field.from_db_value(calls, None, connection),
+                call_id,
+            ),
+            depth,
+            at_depth,
+        )
+        for pk, public_id, role, content, parts, calls, call_id, depth, at_depth in rows
     }
+
+
+_JSON_FIELDS = ("content_parts", "tool_calls")
 
 
 _WALK_SQL = f"""
