@@ -237,10 +237,29 @@ def thread_term_hits(
     (streamed; reading one backwards decodes it whole) and PostgreSQL skip a sort."""
     if not terms:
         return []
+    sql, params = thread_term_hits_sql(
+        thread_id=thread_id,
+        terms=terms,
+        below_id=below_id,
+        below_depth=below_depth,
+        per_term=per_term,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+
+
+def thread_term_hits_sql(
+    *, thread_id: int, terms: Sequence[str], below_id: int, below_depth: int, per_term: int
+) -> tuple[str, list[Any]]:
+    """The query of ``thread_term_hits`` and its parameters."""
     if connection.vendor == "postgresql":
         one = (
-            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s AND id < %s "
-            f"AND depth < %s AND erased_at IS NULL "
+            # ``+ 0``: the id and depth bounds are checked on the rows the (thread, document)
+            # GIN index finds, never used to pick an index — through the (thread, depth) btree
+            # the planner would compute the document of every row above the depth instead.
+            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s "
+            f"AND id + 0 < %s AND depth + 0 < %s AND erased_at IS NULL "
             f"AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) LIMIT %s)"
         )
         params = [[term, thread_id, below_id, below_depth, term, per_term] for term in terms]
@@ -254,9 +273,7 @@ def thread_term_hits(
             [term, _fts_match([term], thread_id), below_id, below_depth, per_term] for term in terms
         ]
     sql = " UNION ALL ".join([one] * len(terms))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for group in params for value in group])
-        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+    return sql, [value for group in params for value in group]
 
 
 def message_search(queryset: QuerySet[Message], text: str) -> tuple[QuerySet[Message], list[str]]:
