@@ -258,7 +258,9 @@ def thread_term_hits_sql(
             # ``+ 0``: the id and depth bounds are checked on the rows the (thread, document)
             # GIN index finds, never used to pick an index — through the (thread, depth) btree
             # the planner would compute the document of every row above the depth instead.
-            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s "
+            # ``::bigint``: the parameter arrives as an untyped literal, read as integer, and
+            # btree_gin's bigint operator class has no integer = bigint operator.
+            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s::bigint "
             f"AND id + 0 < %s AND depth + 0 < %s AND erased_at IS NULL "
             f"AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) LIMIT %s)"
         )
