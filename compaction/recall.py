@@ -6,7 +6,9 @@ words of the current user turn are looked up in the thread through the full-text
 (``threads.search.thread_term_hits``, one query), older than the current turn. Ranking is by
 the rarity of the words a message shares with the turn (the sum of each shared word's
 inverse document frequency in the thread): a word found in many of the thread's messages ("what",
-"order") tells nothing and is ignored, a word found in a few (a code, a name) decides. Neither
+"order") tells nothing and is ignored, a word found in a few (a code, a name) decides. Words
+found in nearly the same messages count once (a sentence repeated through the conversation
+would otherwise outvote the one word that names what the turn asks about). Neither
 index ranks so: PostgreSQL's ``ts_rank`` has no document frequency at all, and both would
 rank within the whole table, not the thread.
 
@@ -19,12 +21,10 @@ token count, so the curator's arithmetic holds; erased messages are never candid
 are not in the index).
 """
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connection
 
@@ -35,13 +35,15 @@ from threads.models import Message, Role, Thread
 from threads.search import query_terms, thread_term_hits
 
 MESSAGE_TABLE = Message._meta.db_table
-# Words of the user turn looked up: the most specific-looking (with a digit, then the longest).
-MAX_TERMS = 12
+# Words of the user turn looked up (see ``_specific``).
+MAX_TERMS = 10
 # Hits read per word; a word with more is common in the thread and ignored.
 PER_TERM = 24
 # A word found in more than this share of the thread's older messages is ignored too.
 COMMON_SHARE = 0.2
 MAX_CANDIDATES = 12
+# Words whose hit sets overlap this much (Jaccard) are one piece of evidence (see ``_ranked``).
+SAME_EVIDENCE = 0.6
 # How far up the path a fork check may walk (rows); forked candidates beyond are skipped.
 MAX_FORK_WALK = 2000
 
@@ -81,7 +83,12 @@ def recall_candidates(
     if not terms or below_depth <= 1:
         return []
     hits = thread_term_hits(
-        thread_id=thread.pk, terms=terms, below_depth=below_depth, per_term=PER_TERM + 1
+        thread_id=thread.pk,
+        terms=terms,
+        # The path's messages are older than its current turn (a parent precedes its child).
+        below_id=query.id,
+        below_depth=below_depth,
+        per_term=PER_TERM + 1,
     )
     ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
     found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)
@@ -95,12 +102,14 @@ def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:
 
 
 def _specific(terms: list[str]) -> list[str]:
-    """The ``MAX_TERMS`` words most likely to single out a message: words with a digit (ids,
-    codes, amounts, dates) first, then the longest; one- and two-letter words never (in
-    alphabetic scripts they are function words). A stable order, so the same turn always
-    asks the same question."""
+    """The ``MAX_TERMS`` words the lookup asks about: words with a digit (ids, codes, amounts,
+    dates) first, then the others in the order the turn says them (its question usually comes
+    with its first words; a long word is no likelier to be specific than a short one: "teacher"
+    singles out a message where "keyboard" in a repeated aside does not); one- and two-letter
+    words never (in alphabetic scripts they are function words). A stable order, so the same
+    turn always asks the same question."""
     useful = [term for term in terms if len(term) > 2 or any(c.isdigit() for c in term)]
-    ranked = sorted(useful, key=lambda term: (not any(c.isdigit() for c in term), -len(term)))
+    ranked = sorted(useful, key=lambda term: not any(c.isdigit() for c in term))
     return ranked[:MAX_TERMS]
 
 
@@ -109,19 +118,37 @@ def _text_of(message_id: int) -> str:
 
 
 def _ranked(hits: Iterable, *, older: int) -> list[tuple[int, float]]:
-    """(message id, score) best first, ties to the newer message."""
+    """(message id, score) best first, ties to the newer message. Each piece of evidence
+    counts once: words found in (nearly) the same messages — the words of a sentence said over
+    and over, a name and its surname — are one piece (``_evidence``), weighted by its rarity."""
     by_term: dict[str, list[int]] = defaultdict(list)
     for hit in hits:
         by_term[hit.term].append(hit.message_id)
+    specific = [
+        frozenset(ids)
+        for ids in by_term.values()
+        if len(ids) <= PER_TERM and len(ids) <= max(1.0, COMMON_SHARE * older)
+    ]
     scores: dict[int, float] = defaultdict(float)
-    for ids in by_term.values():
-        found = len(ids)
-        if found > PER_TERM or found > max(1.0, COMMON_SHARE * older):
-            continue
-        weight = math.log(1 + older / found)
+    for ids in _evidence(specific):
+        weight = math.log(1 + older / len(ids))
         for message_id in ids:
             scores[message_id] += weight
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
+
+
+def _evidence(hit_sets: Iterable[frozenset[int]]) -> list[frozenset[int]]:
+    """Hit sets merged when they overlap by ``SAME_EVIDENCE`` or more (Jaccard), smallest
+    first, so a rare word is not swallowed by a commoner one it only touches."""
+    merged: list[frozenset[int]] = []
+    for ids in sorted(hit_sets, key=len):
+        for index, group in enumerate(merged):
+            if len(ids & group) >= SAME_EVIDENCE * len(ids | group):
+                merged[index] = group | ids
+                break
+        else:
+            merged.append(ids)
+    return merged
 
 
 @dataclass(frozen=True)
@@ -133,41 +160,43 @@ class _Candidate:
     at_depth: int  # messages of the thread at this depth (1: it lies on every path there)
 
 
-# How many messages of the thread share each candidate's depth: one probe of the
-# (thread, depth) index per candidate. Raw SQL: the ORM spelling (an annotated subquery)
-# cost more to compile than to run, on every turn.
 _CANDIDATES_SQL = f"""
 SELECT m.id, m.public_id, m.role, m.content, m.content_parts, m.tool_calls, m.tool_call_id,
-       m.depth,
-       (SELECT COUNT(*) FROM {MESSAGE_TABLE} s WHERE s.thread_id = m.thread_id
-        AND s.depth = m.depth)
+    m.depth, (SELECT COUNT(*) FROM {MESSAGE_TABLE} s
+              WHERE s.thread_id = m.thread_id AND s.depth = m.depth)
 FROM {MESSAGE_TABLE} m WHERE m.id IN ({{ids}}) AND m.token_count <= %s
 """
 
 
-def _json(value: Any) -> Any:
-    """A JSON column read by raw SQL: decoded by PostgreSQL's driver, text on SQLite."""
-    return json.loads(value) if isinstance(value, str) else value
-
-
 def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
     """The messages ``ids`` that could fit the section, with their content and how many
-    messages of the thread share their depth (one query)."""
+    messages of the thread share their depth (one query, through the (thread, depth) index;
+    written out, as the ORM's compiling of the correlated count cost more than running it)."""
     if not ids:
         return {}
+    sql = _CANDIDATES_SQL.format(ids=", ".join(["%s"] * len(ids)))
     with connection.cursor() as cursor:
-        cursor.execute(_CANDIDATES_SQL.format(ids=", ".join(["%s"] * len(ids))), [*ids, max_tokens])
+        cursor.execute(sql, [*ids, max_tokens])
         rows = cursor.fetchall()
+    parts_field, calls_field = (Message._meta.get_field(name) for name in _JSON_FIELDS)
     return {
         pk: _Candidate(
             public_id,
             role,
-            MessagePayload(content, _json(parts), _json(calls), call_id),
+            MessagePayload(
+                content,
+                parts_field.from_db_value(parts, None, connection),
+                calls_field.from_db_value(calls, None, connection),
+                call_id,
+            ),
             depth,
             at_depth,
         )
         for pk, public_id, role, content, parts, calls, call_id, depth, at_depth in rows
     }
+
+
+_JSON_FIELDS = ("content_parts", "tool_calls")
 
 
 _WALK_SQL = f"""

@@ -5,18 +5,25 @@ What is indexed: a message's ``content`` (for a message sent as content parts, i
 and the name and arguments of each tool call it makes; a tool result's output is its content.
 Erased messages are not in the index, and the hidden root never matches (it has no content).
 
-- **PostgreSQL**: a GIN index on ``to_tsvector('simple', …)`` of that text (``SEARCH_DOCUMENT``),
-  partial on ``erased_at IS NULL``. The database keeps it in step with every INSERT and UPDATE,
-  in the writing transaction: a tombstone (which sets ``erased_at``) takes the message out of the
-  index when the erasure commits. The ``simple`` configuration neither stems nor drops stop
-  words, so ids, codes and text in any language match as written (case-insensitively).
+- **PostgreSQL**: a GIN index on ``(thread_id, to_tsvector('simple', …))`` of that text
+  (``SEARCH_DOCUMENT``; the ``btree_gin`` extension lets a GIN index hold the thread id), partial
+  on ``erased_at IS NULL``: a lookup within one thread reads that thread's entries only, and a
+  tenant-wide search uses the same index through its second column. The database keeps it in
+  step with every INSERT and UPDATE, in the writing transaction: a tombstone (which sets
+  ``erased_at``) takes the message out of the index when the erasure commits. The ``simple``
+  configuration neither stems nor drops stop words, so ids, codes and text in any language
+  match as written (case-insensitively).
 - **SQLite** (the embedded default): an FTS5 table ``threads_message_fts`` (``unicode61``
-  tokenizer, diacritics folded) filled by triggers on the message table, so every write —
-  service, bulk ``update()``, erasure — keeps it in step in the same transaction. Django's
-  SQLite schema editor rebuilds a table for some ``ALTER``s, which drops its triggers:
-  ``search_index_ensure`` (run after every ``migrate``) creates any that are missing.
+  tokenizer, diacritics folded) with two columns, ``body`` (the text) and ``thread`` (one
+  token, ``t<thread id>``: a lookup within one thread is a MATCH on both columns, and FTS5
+  intersects the two lists instead of reading every thread's hits), filled by triggers on the
+  message table, so every write — service, bulk ``update()``, erasure — keeps it in step in the
+  same transaction. Django's SQLite schema editor rebuilds a table for some ``ALTER``s, which
+  drops its triggers: ``search_index_ensure`` (run after every ``migrate``) creates any that
+  are missing.
 
-Queries: every word of the query must occur (AND), case-insensitively, on both backends.
+Queries: every word of the query must occur (AND), case-insensitively, on both backends; on
+SQLite only in ``body`` (a word of the query never matches the thread token).
 Snippets come back HTML-escaped with the matched words in ``<mark>…</mark>``.
 """
 
@@ -36,7 +43,7 @@ from threads.models import Message, Role, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
 FTS_TABLE = "threads_message_fts"
-PG_INDEX = "message_search_idx"
+PG_INDEX = "message_search_thread_idx"
 PG_CONFIG = "simple"
 # At most this many words of a query are used (a pasted page is not a query).
 MAX_QUERY_TERMS = 32
@@ -68,18 +75,20 @@ _SQLITE_BODY = """new.content || ' ' || COALESCE((
 
 SQLITE_SCHEMA = [
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(
-        body, tokenize = 'unicode61 remove_diacritics 2')""",
+        body, thread, tokenize = 'unicode61 remove_diacritics 2')""",
     f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_insert AFTER INSERT ON {MESSAGE_TABLE}
     WHEN new.erased_at IS NULL AND new.role <> 'root'
     BEGIN
-        INSERT INTO {FTS_TABLE}(rowid, body) VALUES (new.id, {_SQLITE_BODY});
+        INSERT INTO {FTS_TABLE}(rowid, body, thread)
+            VALUES (new.id, {_SQLITE_BODY}, 't' || new.thread_id);
     END""",
     f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_update
     AFTER UPDATE OF content, tool_calls, erased_at ON {MESSAGE_TABLE}
     BEGIN
         DELETE FROM {FTS_TABLE} WHERE rowid = old.id;
-        INSERT INTO {FTS_TABLE}(rowid, body)
-            SELECT new.id, {_SQLITE_BODY} WHERE new.erased_at IS NULL AND new.role <> 'root';
+        INSERT INTO {FTS_TABLE}(rowid, body, thread)
+            SELECT new.id, {_SQLITE_BODY}, 't' || new.thread_id
+            WHERE new.erased_at IS NULL AND new.role <> 'root';
     END""",
     f"""CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_delete AFTER DELETE ON {MESSAGE_TABLE}
     BEGIN
@@ -88,14 +97,16 @@ SQLITE_SCHEMA = [
 ]
 SQLITE_TRIGGERS = [f"{FTS_TABLE}_insert", f"{FTS_TABLE}_update", f"{FTS_TABLE}_delete"]
 SQLITE_BACKFILL = f"""
-INSERT INTO {FTS_TABLE}(rowid, body)
-SELECT id, {_SQLITE_BODY.replace("new.", "")} FROM {MESSAGE_TABLE}
+INSERT INTO {FTS_TABLE}(rowid, body, thread)
+SELECT id, {_SQLITE_BODY.replace("new.", "")}, 't' || thread_id FROM {MESSAGE_TABLE}
 WHERE erased_at IS NULL AND role <> 'root'
 """
 
 PG_SCHEMA = [
-    f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {MESSAGE_TABLE} USING gin ({SEARCH_DOCUMENT}) "
-    "WHERE erased_at IS NULL"
+    # Trusted since PostgreSQL 13: the database owner may create it.
+    "CREATE EXTENSION IF NOT EXISTS btree_gin",
+    f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {MESSAGE_TABLE} "
+    f"USING gin (thread_id, ({SEARCH_DOCUMENT})) WHERE erased_at IS NULL",
 ]
 
 
@@ -149,9 +160,12 @@ def query_terms(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
     return list(seen)
 
 
-def _fts_match(terms: Sequence[str]) -> str:
-    """An FTS5 query requiring every term: each quoted, so no word is read as an operator."""
-    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+def _fts_match(terms: Sequence[str], thread_id: int | None = None) -> str:
+    """An FTS5 query requiring every term in ``body`` (each quoted, so no word is read as an
+    operator), and, given ``thread_id``, that thread's token."""
+    words = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    match = f"body : ({words})"
+    return match if thread_id is None else f'thread : "t{thread_id}" AND {match}'
 
 
 def _pg_query(terms: Sequence[str]) -> str:
@@ -213,32 +227,55 @@ class TermHit:
 
 
 def thread_term_hits(
-    *, thread_id: int, terms: Sequence[str], below_depth: int, per_term: int
+    *, thread_id: int, terms: Sequence[str], below_id: int, below_depth: int, per_term: int
 ) -> list[TermHit]:
-    """For each term, up to ``per_term`` live messages of the thread above ``below_depth`` that
-    hold it (through the index), newest first. One query. A term with ``per_term`` hits is
-    common in the thread (the caller reads that as "no information")."""
+    """For each term, up to ``per_term`` live messages of the thread older than ``below_id``
+    and above ``below_depth`` that hold it, through the index, reading the thread's own entries
+    only (see the module docstring). One query. In no set order: a term with ``per_term``
+    hits is common in the thread and the caller ignores it, so which hits come back then does
+    not matter, and a term with fewer comes back whole. That lets FTS5 read its lists forwards
+    (streamed; reading one backwards decodes it whole) and PostgreSQL skip a sort."""
     if not terms:
         return []
+    sql, params = thread_term_hits_sql(
+        thread_id=thread_id,
+        terms=terms,
+        below_id=below_id,
+        below_depth=below_depth,
+        per_term=per_term,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+
+
+def thread_term_hits_sql(
+    *, thread_id: int, terms: Sequence[str], below_id: int, below_depth: int, per_term: int
+) -> tuple[str, list[Any]]:
+    """The query of ``thread_term_hits`` and its parameters."""
     if connection.vendor == "postgresql":
         one = (
-            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s AND depth < %s "
-            f"AND erased_at IS NULL AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) "
-            "ORDER BY id DESC LIMIT %s)"
+            # ``+ 0``: the id and depth bounds are checked on the rows the (thread, document)
+            # GIN index finds, never used to pick an index — through the (thread, depth) btree
+            # the planner would compute the document of every row above the depth instead.
+            # ``::bigint``: the parameter arrives as an untyped literal, read as integer, and
+            # btree_gin's bigint operator class has no integer = bigint operator.
+            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s::bigint "
+            f"AND id + 0 < %s AND depth + 0 < %s AND erased_at IS NULL "
+            f"AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) LIMIT %s)"
         )
-        params = [[term, thread_id, below_depth, term, per_term] for term in terms]
+        params = [[term, thread_id, below_id, below_depth, term, per_term] for term in terms]
     else:
         one = (
-            # In FTS5's own (rowid) order, so the scan stops after ``per_term`` hits.
             f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
             f"JOIN {MESSAGE_TABLE} m ON m.id = f.rowid WHERE {FTS_TABLE} MATCH %s "
-            "AND m.thread_id = %s AND m.depth < %s ORDER BY f.rowid DESC LIMIT %s)"
+            "AND f.rowid < %s AND m.depth < %s ORDER BY f.rowid LIMIT %s)"
         )
-        params = [[term, _fts_match([term]), thread_id, below_depth, per_term] for term in terms]
+        params = [
+            [term, _fts_match([term], thread_id), below_id, below_depth, per_term] for term in terms
+        ]
     sql = " UNION ALL ".join([one] * len(terms))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for group in params for value in group])
-        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+    return sql, [value for group in params for value in group]
 
 
 def message_search(queryset: QuerySet[Message], text: str) -> tuple[QuerySet[Message], list[str]]:
@@ -319,7 +356,8 @@ def _sqlite_page(
     directly: the scan stops after ``size`` hits instead of collecting every match first (a
     word in every message costs a page, not the table). Then the rows' fields, by pk."""
     where = ["t.tenant_id = %s", "t.deleted_at IS NULL", "m.erased_at IS NULL"]
-    params: list[Any] = [_START, _STOP, _fts_match(terms), tenant.pk]
+    match = _fts_match(terms, thread.pk if thread else None)
+    params: list[Any] = [_START, _STOP, match, tenant.pk]
     for clause, value in (
         ("m.thread_id = %s", thread.pk if thread else None),
         ("t.user_ref = %s", user_ref),
