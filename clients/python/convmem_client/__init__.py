@@ -162,7 +162,9 @@ class Convmem:
     def respond(self, thread_id: str, content: Any, **options: Any) -> dict[str, Any]:
         """One turn, answered: the stored user turn and answer (``RespondResult``).
         ``options``: ``window_tokens``, ``reserve_tokens``, ``system``, ``retrieved``,
-        ``metadata``, ``parent_id``, ``max_tokens``, ``temperature``."""
+        ``metadata``, ``parent_id``, ``max_tokens``, ``temperature``. One answer at a time per
+        thread: while another answer runs on the thread the server answers 409 ``thread_busy``,
+        raised as ``ConvmemError`` (not retried: wait for that answer, then ask)."""
         body = {"content": content, **_compact(options), "stream": False}
         return self._write("POST", f"/threads/{thread_id}/respond", body)
 
