@@ -64,6 +64,7 @@ from respond.models import RespondRun
 from threads import services as thread_services
 from threads.idempotency import run_idempotent
 from threads.models import IdempotencyRecord, Message, MessageStatus, Role, Thread
+from webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 Status = RespondRun.Status
@@ -148,8 +149,33 @@ def _lock_claim(run: RespondRun, attempt: int) -> RespondRun | None:
 
 def _release(run: RespondRun, attempt: int, *, code: str, status: str = Status.FAILED) -> None:
     """Give the claim up without an answer (a retry resumes)."""
-    RespondRun.objects.filter(pk=run.pk, attempt=attempt, status=Status.STREAMING).update(
-        status=status, leased_until=None, error_code=code, updated_at=timezone.now()
+    with transaction.atomic():
+        released = RespondRun.objects.filter(
+            pk=run.pk, attempt=attempt, status=Status.STREAMING
+        ).update(status=status, leased_until=None, error_code=code, updated_at=timezone.now())
+        if released:
+            tenant_id = Thread.objects.filter(pk=run.thread_id).values_list("tenant_id", flat=True)
+            _emit_outcome(run, tenant_id=tenant_id.first(), state=status, error=code, answer=None)
+
+
+def _emit_outcome(
+    run: RespondRun, *, tenant_id: int | None, state: str, error: str, answer: Message | None
+) -> None:
+    """``response.completed`` or ``response.failed`` for the tenant's webhooks (ids and states,
+    never content), in the transaction that stores the outcome."""
+    if tenant_id is None:
+        return
+    webhook_event_emit(
+        tenant_id=tenant_id,
+        event_type="response.completed" if state == Status.COMPLETE else "response.failed",
+        data={
+            "run_id": run.public_id,
+            "thread_id": run.thread.public_id,
+            "user_message_id": run.user_message.public_id,
+            "assistant_message_id": answer.public_id if answer else None,
+            "state": state,
+            "error": error or None,
+        },
     )
 
 
@@ -580,6 +606,13 @@ class _Answer:
                     "finish_reason",
                     "updated_at",
                 ]
+            )
+            _emit_outcome(
+                run,
+                tenant_id=self.answering.thread.tenant_id,
+                state=run.status,
+                error=code,
+                answer=message,
             )
 
 

@@ -41,6 +41,7 @@ def ids(acme):
         "request_id": deletion.public_id,
         # No run exists without a chat model: unknown parameters are refused before the 404.
         "run_id": "run_unknown",
+        "endpoint_id": "whk_unknown",
     }
 
 

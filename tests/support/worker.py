@@ -4,9 +4,9 @@ The worker runs with the test run's settings but on the **test** database: ``DAT
 built from the connection pytest-django set up (PostgreSQL ``test_<name>``, or SQLite's test
 file, which the settings put on disk for this), and it inherits ``REDIS_URL`` and
 ``CONVMEM_VAR_DIR``, so it uses the same broker — Redis when ``REDIS_URL`` is set, else the
-filesystem broker under the var dir. It consumes every queue (memos, bulk, erasure, generation, default)
-and purges them on start, is ready when its log says so, and is stopped (warm shutdown, then
-killed) when the fixture ends.
+filesystem broker under the var dir. It consumes every queue (``CELERY_QUEUE_NAMES``) and
+purges them on start, is ready when its log says so, and is stopped (warm shutdown, then killed)
+when the fixture ends.
 
 Tests that use it need ``@pytest.mark.django_db(transaction=True)``: the worker only sees what
 the test committed.
