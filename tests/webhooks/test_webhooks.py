@@ -86,9 +86,9 @@ def test_a_rotated_secret_signs_beside_the_new_one_until_it_expires(acme, allow_
 @pytest.mark.django_db(transaction=True)
 def test_a_completed_answer_is_delivered_signed_and_retried(
     acme,
-    chat,
+    chat,  # noqa: F811  (the fixture imported above)
     webhook_worker,
-    allow_loopback,  # noqa: F811
+    allow_loopback,
 ):
     with WebhookReceiver(fail_first=2) as receiver:
         endpoint = subscribe(acme, receiver.url, ["response.completed", "response.failed"])
