@@ -294,6 +294,11 @@ def _begin(
     )
     run.assistant_message = None
     created.append(run)
+    if run.in_worker:
+        # Queued inside the transaction: a broker that refuses it rolls the turn back (503,
+        # nothing written); a task that arrives before the commit waits for it
+        # (``respond_generate`` answers ``RUN_NOT_VISIBLE`` and the task retries).
+        _queue_generation(run.pk, run.attempt)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -634,21 +639,32 @@ _POLL_SECONDS = 0.1
 _SEQ_RECORD_SECONDS = 1.0
 
 
-def respond_dispatch(answering: Answering) -> None:
-    """Queue the generation of a claimed attempt (after ``respond_start`` committed it).
-
-    Raises ``QueueUnavailable`` (503) when the broker cannot take it: the claim is released,
-    the user turn stays, and a retry with the key queues it again.
-    """
+def _queue_generation(run_pk: int, attempt: int) -> None:
+    """Send ``respond.generate``; ``QueueUnavailable`` (503) when the broker refuses it."""
     from celery import current_app
 
-    run = answering.run
     try:
-        current_app.send_task(GENERATE_TASK, args=[run.pk, answering.attempt])
+        current_app.send_task(GENERATE_TASK, args=[run_pk, attempt])
     except Exception as error:
-        logger.warning("could not queue the generation of run %s: %r", run.public_id, error)
-        _release(run, answering.attempt, code=QueueUnavailable.default_code)
+        logger.warning("could not queue the generation of run %s: %r", run_pk, error)
         raise QueueUnavailable from error
+
+
+def respond_dispatch(answering: Answering) -> None:
+    """Queue the generation of a resumed attempt (a first attempt was queued with its user
+    turn, in ``_begin``).
+
+    Raises ``QueueUnavailable`` (503) when the broker cannot take it: the claim is released,
+    the user turn stays (it was stored by the first attempt), and a retry with the key queues
+    it again.
+    """
+    if not answering.resumed:
+        return
+    try:
+        _queue_generation(answering.run.pk, answering.attempt)
+    except QueueUnavailable:
+        _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
+        raise
 
 
 def _worker_answering(run_id: int, attempt: int) -> Answering | None:
@@ -714,13 +730,20 @@ def _run_event(seq: int, event: Event, answering: Answering) -> RunEvent:
     return RunEvent(seq, "error", data)
 
 
-def respond_generate(*, run_id: int, attempt: int) -> None:
+RUN_NOT_VISIBLE = "run_not_visible"
+
+
+def respond_generate(*, run_id: int, attempt: int) -> str | None:
     """The worker's side of a run: claim ``attempt``, generate, append every event to the
-    run's stream, store the answer (see the section comment). Safe to run twice."""
+    run's stream, store the answer (see the section comment). Safe to run twice. Answers
+    ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
+    request's transaction; or ever: that transaction rolled back)."""
     answering = _worker_answering(run_id, attempt)
     if answering is None:
+        if not RespondRun.objects.filter(pk=run_id).exists():
+            return RUN_NOT_VISIBLE
         logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
-        return
+        return None
     run = answering.run
     if run_events.cancel_requested(run.public_id):
         _release(run, attempt, code="cancelled", status=Status.CANCELLED)
@@ -728,7 +751,7 @@ def respond_generate(*, run_id: int, attempt: int) -> None:
         run_events.event_append(
             run.public_id, _run_event(seq, Failed(run=run, error=RunCancelled()), answering)
         )
-        return
+        return None
     seq = max(run_events.last_seq(run.public_id), run.seq)
     answer = _Answer(answering).events()
     record_at = monotonic()
@@ -742,6 +765,7 @@ def respond_generate(*, run_id: int, attempt: int) -> None:
     finally:
         answer.close()
         RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
+    return None
 
 
 def _events_until_cancelled(answer: Iterator[Event], run_public_id: str) -> Iterator[Event]:

@@ -327,8 +327,7 @@ def _answer_from_worker(
     """Queue the run (unless this request re-attaches to it) and relay it: 202 with the run
     for ``background``, SSE for ``stream``, else the stored turn once the run ends."""
     run, thread = answering.run, answering.thread
-    if not answering.attached:
-        services.respond_dispatch(answering)
+    services.respond_dispatch(answering)  # a resumed attempt; a first one is queued already
     if fields["background"]:
         return Response(_run_data(run, thread), status=202, headers=headers)
     if fields["stream"]:

@@ -9,14 +9,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import requests
 from django.conf import settings as django_settings
 
 from respond.models import RespondRun
 from tests.compaction.helpers import wait_for
 from tests.conftest import make_thread, path_ids
+from tests.faults.processes import WebServer, free_port
 from tests.respond.conftest import CHAT_MODEL, REPLY
 from tests.support.chat_server import ChatServer
-from tests.support.worker import CeleryWorker, start_worker
+from tests.support.worker import CeleryWorker, start_worker, worker_database_url
 from threads.models import Message
 
 pytestmark = [
@@ -217,3 +219,28 @@ def test_cancel_stops_the_model_and_stores_the_partial_as_interrupted(acme, chat
     assert state["assistant_message_id"] == partial.public_id
     wait_for(lambda: chat.aborted_streams == aborted + 1, timeout=20)
     assert acme.client.post(f"{base}/cancel").data["code"] == "run_finished"
+
+
+def test_with_redis_down_respond_is_503_and_writes_nothing(acme, chat):
+    """The web process's Redis (broker and streams) is a port nobody listens on: the run's
+    task is refused inside the transaction that would store the turn, so nothing is stored."""
+    env = {
+        "DATABASE_URL": worker_database_url(),
+        "CONN_MAX_AGE": "0",
+        "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+        "CONVMEM_RESPOND_IN_WORKER": "1",
+        "CONVMEM_CHAT_BASE_URL": chat.base_url,
+    }
+    thread = make_thread(acme.tenant)
+    with WebServer(env, workers=1, threads=2) as web:
+        response = requests.post(
+            f"{web.url}/api/v1/threads/{thread.public_id}/respond",
+            json={"content": "Where is my parcel?", "stream": True},
+            headers={"Authorization": f"Bearer {acme.key}", "Idempotency-Key": "down-1"},
+            timeout=60,
+        )
+    assert response.status_code == 503, response.text
+    assert response.json()["code"] == "queue_unavailable"
+    assert not Message.objects.filter(thread=thread, role="user").exists()
+    assert not RespondRun.objects.filter(thread=thread).exists()
+    assert len(chat.requests) == 0
