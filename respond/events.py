@@ -21,7 +21,7 @@ from django.conf import settings
 
 TERMINAL = frozenset({"done", "error"})
 # How long one read waits for the next event before the relay checks the run's row.
-READ_BLOCK_MS = 5000
+READ_BLOCK_MS = 2000
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,9 @@ class RunEvent:
 
 @lru_cache(maxsize=4)
 def _client(url: str) -> redis.Redis:
-    # One pool per URL; the read timeout outlasts a blocking read.
+    # One pool per URL; the read timeout outlasts a blocking read with room for a loaded host.
     return redis.Redis.from_url(
-        url, socket_connect_timeout=2, socket_timeout=READ_BLOCK_MS / 1000 + 5
+        url, socket_connect_timeout=2, socket_timeout=READ_BLOCK_MS / 1000 + 10
     )
 
 
@@ -79,7 +79,12 @@ def last_seq(run_public_id: str) -> int:
 
 def events_after(run_public_id: str, seq: int, *, block_ms: int = READ_BLOCK_MS) -> list[RunEvent]:
     """The events after ``seq``, waiting up to ``block_ms`` for the first (empty: none came)."""
-    answer = _redis().xread({_stream(run_public_id): f"{seq}-0"}, count=500, block=block_ms)
+    try:
+        answer = _redis().xread({_stream(run_public_id): f"{seq}-0"}, count=500, block=block_ms)
+    except redis.TimeoutError:
+        # A blocking read that outlived the socket timeout: no event came; the caller looks at
+        # the run's row and reads again.
+        return []
     events = []
     for _key, entries in answer or ():
         for entry_id, fields in entries:

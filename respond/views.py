@@ -73,11 +73,12 @@ class JsonOrEventStream(DefaultContentNegotiation):
 
 
 def _fingerprint(request: Request) -> str:
-    """``stream`` is how the answer is delivered, not what is asked: a streamed request may be
-    retried without streaming (and the other way round) under the same key."""
+    """``stream`` and ``background`` are how the answer is delivered, not what is asked: a
+    streamed request may be retried without streaming, a background one as a stream (and the
+    other way round) under the same key."""
     body = request.data
     if isinstance(body, dict):
-        body = {name: value for name, value in body.items() if name != "stream"}
+        body = {k: v for k, v in body.items() if k not in ("stream", "background")}
     return request_fingerprint(method=request.method, path=request.path, body=body)
 
 
