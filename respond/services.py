@@ -738,10 +738,12 @@ def respond_generate(*, run_id: int, attempt: int) -> str | None:
     run's stream, store the answer (see the section comment). Safe to run twice. Answers
     ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
     request's transaction; or ever: that transaction rolled back)."""
+    # Looked for before the claim: a run committed between a failed claim and this check
+    # would otherwise be taken for another delivery's and never generated.
+    if not RespondRun.objects.filter(pk=run_id).exists():
+        return RUN_NOT_VISIBLE
     answering = _worker_answering(run_id, attempt)
     if answering is None:
-        if not RespondRun.objects.filter(pk=run_id).exists():
-            return RUN_NOT_VISIBLE
         logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
         return None
     run = answering.run
