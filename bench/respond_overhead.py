@@ -109,7 +109,10 @@ def main() -> int:
             if args.worker:
                 from tests.support.worker import start_worker
 
-                stack.enter_context(start_worker({"CONVMEM_RESPOND_IN_WORKER": "1"}))
+                # Generation only: memo writing and scoring would compete for the same cores
+                # and slow both paths alike (their tasks wait in Redis, purged at the next start).
+                worker_env = {"CONVMEM_RESPOND_IN_WORKER": "1"}
+                stack.enter_context(start_worker(worker_env, queues=["generation"]))
                 modes["worker"] = True
             times: dict[str, tuple[list[float], list[float]]] = {
                 name: ([], []) for name in ("direct", *modes)

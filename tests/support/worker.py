@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -98,8 +98,11 @@ def queue_drained() -> bool:
 
 
 @contextmanager
-def start_worker(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]:
-    """Start a worker on the test database with ``env`` added to its environment."""
+def start_worker(
+    env: Mapping[str, str] | None = None, queues: Sequence[str] | None = None
+) -> Iterator[CeleryWorker]:
+    """Start a worker on the test database with ``env`` added to its environment, consuming
+    ``queues`` (default: every queue)."""
     log_dir = Path(tempfile.mkdtemp(prefix="convmem-worker-"))
     log = log_dir / "worker.log"
     worker_env = {
@@ -121,7 +124,7 @@ def start_worker(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]
         "--pool=prefork",
         "--concurrency=2",
         "--queues",
-        ",".join(settings.CELERY_QUEUE_NAMES),  # every queue: nothing is left unconsumed
+        ",".join(queues or settings.CELERY_QUEUE_NAMES),  # default every queue: none unconsumed
         "--purge",
         "--without-gossip",
         "--without-mingle",
