@@ -157,7 +157,7 @@ def serve(port: str) -> int:
             "-B",
             # Every queue (convmem.settings.CELERY_QUEUE_NAMES): one worker does all the work.
             "--queues",
-            "memos,bulk,erasure,celery",
+            "memos,bulk,erasure,generation,webhooks,celery",
             "--loglevel=INFO",
             "--concurrency=2",
         ],

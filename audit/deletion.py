@@ -44,6 +44,7 @@ from convmem.models import Tenant
 from threads import erasure as threads_erasure
 from threads.erasure import ERASED
 from threads.models import IdempotencyRecord, Message, Role, Thread
+from webhooks.services import webhook_event_emit
 
 APPROVE_PERMISSION = "audit.approve_deletionrequest"
 EXECUTE_PERMISSION = "audit.execute_deletionrequest"
@@ -421,6 +422,16 @@ def _finish(request: DeletionRequest, actor: Actor) -> None:
         locked.progress = {**locked.progress, "state": "done"}
         locked.save(update_fields=["proof", "status", "executed_at", "progress"])
         _record(locked, actor, "executed", counts=proof["counts"])
+        webhook_event_emit(
+            tenant_id=locked.tenant_id,
+            event_type="deletion.completed",
+            data={
+                "deletion_request_id": locked.public_id,
+                "status": Status.EXECUTED,
+                "executed_at": now.isoformat(),
+                "counts": proof["counts"],
+            },
+        )
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
                 "worker",
                 "--beat",
                 "--queues",
-                "memos,bulk,erasure,celery",
+                "memos,bulk,erasure,generation,webhooks,celery",
                 "--concurrency",
                 "2",
                 "--loglevel",

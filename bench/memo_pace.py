@@ -59,7 +59,7 @@ WINDOW = {"window_tokens": 8_192, "reserve_tokens": 1_024}
 READY_TIMEOUT = 60.0
 DRAIN_TIMEOUT = 300.0
 LAYOUTS = {
-    "shared": [("all", "memos,bulk,erasure,celery")],
+    "shared": [("all", "memos,bulk,erasure,generation,webhooks,celery")],
     "separated": [("memos", "memos"), ("bulk", "bulk,erasure,celery")],
 }
 

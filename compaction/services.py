@@ -53,6 +53,7 @@ from convmem.errors import InvalidRequest
 from convmem.pricing import exact_cost, profile_prices
 from convmem.tokens import count_tokens, get_encoding
 from threads.models import Message, Thread
+from webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
@@ -350,6 +351,17 @@ def _store(
         ).update(**fields)
         if not stored:
             return None
+        webhook_event_emit(
+            tenant_id=thread.tenant_id,
+            event_type="memo.ready",
+            data={
+                "summary_id": summary.public_id,
+                "thread_id": thread.public_id,
+                "first_id": summary.first.public_id,
+                "last_id": summary.last.public_id,
+                "status": Summary.Status.READY,
+            },
+        )
         audit_event_record(
             actor=MEMO_WRITER,
             action="summary.written",

@@ -39,6 +39,44 @@ class IdempotencyKeyInFlight(ApiError):
     default_detail = "A request with this Idempotency-Key is still being processed; retry later."
 
 
+class ThreadBusy(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "thread_busy"
+    default_detail = (
+        "An answer is being generated on this thread; wait for it (or cancel it) before "
+        "asking for the next one."
+    )
+
+
+class RunFinished(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "run_finished"
+    default_detail = "This run has finished; there is nothing to cancel."
+
+
+class RunCancelled(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "run_cancelled"
+    default_detail = "The run was cancelled; what was generated is stored as an interrupted turn."
+
+
+class RunLost(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "run_lost"
+    default_detail = (
+        "The worker generating this answer stopped; retry with the same Idempotency-Key."
+    )
+
+
+class QueueUnavailable(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "queue_unavailable"
+    default_detail = (
+        "The answer could not be queued (Redis is unavailable); retry with the same "
+        "Idempotency-Key."
+    )
+
+
 class IdempotencyKeyReused(ApiError):
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     default_code = "idempotency_key_reused"

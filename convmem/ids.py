@@ -36,3 +36,7 @@ def new_assembly_id() -> str:
 
 def new_deletion_id() -> str:
     return new_public_id("del")
+
+
+def new_run_id() -> str:
+    return new_public_id("run")

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "convmem",
     "auditlog",
     "threads",
+    "webhooks",
     "compaction",
     "usage",
     "respond",
@@ -262,6 +263,23 @@ CONVMEM_CHAT_TIMEOUT = env.float("CONVMEM_CHAT_TIMEOUT", default=60.0)
 # A request answering under an Idempotency-Key holds it this long, renewed while it streams;
 # a retry takes an answer over only once its holder stopped renewing (died mid-stream).
 CONVMEM_RESPOND_LEASE_SECONDS = env.int("CONVMEM_RESPOND_LEASE_SECONDS", default=60)
+# Where an answer is generated: in a Celery worker (queue ``generation``), its events relayed to
+# the request from a Redis stream, so an answer outlives its request (re-attach, background,
+# cancel); or, without Redis (the embedded default), inside the request (see README, "Runs").
+CONVMEM_RESPOND_IN_WORKER = env.bool("CONVMEM_RESPOND_IN_WORKER", default=bool(REDIS_URL))
+# A run's event stream holds at most this many events (an answer is at most its output reserve
+# in tokens), and expires this many seconds after its last event.
+CONVMEM_RUN_EVENTS_MAXLEN = env.int("CONVMEM_RUN_EVENTS_MAXLEN", default=20000)
+CONVMEM_RUN_EVENTS_TTL = env.int("CONVMEM_RUN_EVENTS_TTL", default=3600)
+# --- Webhooks (webhooks/): Standard Webhooks signing, delivered by Celery ------------------------
+# Endpoints resolving to loopback/private/reserved addresses are refused unless this is set.
+CONVMEM_WEBHOOKS_ALLOW_PRIVATE = env.bool("CONVMEM_WEBHOOKS_ALLOW_PRIVATE", default=False)
+CONVMEM_WEBHOOKS_TIMEOUT = env.float("CONVMEM_WEBHOOKS_TIMEOUT", default=10.0)
+# Retries after the first attempt, BACKOFF * 2**n seconds apart; then the delivery is failed.
+CONVMEM_WEBHOOKS_MAX_RETRIES = env.int("CONVMEM_WEBHOOKS_MAX_RETRIES", default=8)
+CONVMEM_WEBHOOKS_BACKOFF = env.float("CONVMEM_WEBHOOKS_BACKOFF", default=10.0)
+# How long a rotated-out secret keeps signing beside the new one.
+CONVMEM_WEBHOOKS_ROTATION_HOURS = env.int("CONVMEM_WEBHOOKS_ROTATION_HOURS", default=24)
 # Prices per million tokens for threads without a model profile (in the tenant's currency).
 CONVMEM_DEFAULT_PROMPT_PRICE = env.str("CONVMEM_DEFAULT_PROMPT_PRICE", default="0")
 CONVMEM_DEFAULT_COMPLETION_PRICE = env.str("CONVMEM_DEFAULT_COMPLETION_PRICE", default="0")
@@ -375,9 +393,18 @@ CELERY_TASK_ROUTES = {
     "audit.apply_retention": {"queue": "bulk"},
     "threads.purge_idempotency_records": {"queue": "bulk"},
     "audit.execute_deletion_request": {"queue": "erasure"},
+    "respond.generate": {"queue": "generation"},
+    "webhooks.deliver": {"queue": "webhooks"},
 }
 # Every queue, for a worker that consumes them all (`celery worker -Q ...`).
-CELERY_QUEUE_NAMES = ("memos", "bulk", "erasure", CELERY_TASK_DEFAULT_QUEUE)
+CELERY_QUEUE_NAMES = (
+    "memos",
+    "bulk",
+    "erasure",
+    "generation",
+    "webhooks",
+    CELERY_TASK_DEFAULT_QUEUE,
+)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

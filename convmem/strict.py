@@ -15,6 +15,7 @@ Operations the schema leaves out (the docs views, the API root) are not checked.
 """
 
 import re
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -46,12 +47,22 @@ def unknown_parameters_body(names: list[str]) -> dict[str, Any]:
     )
 
 
+_SCHEMA_LOCK = threading.Lock()
+
+
 @cache
-def api_schema() -> dict[str, Any]:
-    """The OpenAPI schema, generated once per process (as ``/api/v1/schema/`` serves it)."""
+def _generated_schema() -> dict[str, Any]:
     from drf_spectacular.generators import SchemaGenerator
 
     return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def api_schema() -> dict[str, Any]:
+    """The OpenAPI schema, generated once per process (as ``/api/v1/schema/`` serves it).
+    Under a lock: drf-spectacular's generator is not thread-safe, and two first requests of a
+    threaded worker arriving together failed with a 500."""
+    with _SCHEMA_LOCK:
+        return _generated_schema()
 
 
 def _operation(route: str | None, method: str) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ api_v1 = [
     path("", include("respond.urls")),
     path("", include("usage.urls")),
     path("", include("imports.urls")),
+    path("", include("webhooks.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("redoc/", RedocView.as_view(url_name="schema"), name="redoc"),

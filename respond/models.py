@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from convmem.ids import new_run_id
 from threads.models import IdempotencyRecord, Message, Thread
 
 
@@ -13,6 +14,12 @@ class RespondRun(models.Model):
     ends. ``attempt`` and ``leased_until`` are the claim on answering: the request holding the
     current attempt calls the model and renews the lease while it streams; an answer is stored
     only under the current attempt, so one key never stores two answers. Ids only, no content.
+
+    A run generated in a worker (``in_worker``) is shown by the API (``public_id``, ``run_…``):
+    its events go to a Redis stream (``respond.events``) numbered from 1, ``seq`` the last one
+    recorded here; the worker needs to know who asked (``actor_*``, for the audit event of the
+    answer) and what to ask the model (``max_tokens``, ``temperature``, ``prefix_messages``; the
+    input itself is rebuilt from the assembly record's ids).
     """
 
     class Status(models.TextChoices):
@@ -20,6 +27,9 @@ class RespondRun(models.Model):
         COMPLETE = "complete"
         INTERRUPTED = "interrupted"
         FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    public_id = models.CharField(max_length=40, unique=True, default=new_run_id, editable=False)
 
     idempotency = models.OneToOneField(
         IdempotencyRecord, on_delete=models.CASCADE, related_name="respond_run"
@@ -38,6 +48,15 @@ class RespondRun(models.Model):
     leased_until = models.DateTimeField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     finish_reason = models.CharField(max_length=32, blank=True)
+    in_worker = models.BooleanField(default=False)
+    seq = models.PositiveIntegerField(default=0)
+    # The attempt a worker has started: a redelivered task for it does nothing.
+    started_attempt = models.PositiveIntegerField(default=0)
+    actor_type = models.CharField(max_length=16, blank=True)
+    actor_id = models.CharField(max_length=150, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    temperature = models.FloatField(null=True, blank=True)
+    prefix_messages = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

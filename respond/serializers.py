@@ -1,10 +1,13 @@
 """Request and response shapes of the respond endpoint."""
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from compaction.serializers import ContextRequestSerializer
+from respond.selectors import run_state
 from threads.serializers import (
     CONTENT_PART_SCHEMA,
     MessageSerializer,
@@ -53,6 +56,11 @@ class RespondRequestSerializer(ContextRequestSerializer):
         help_text="Cap on the answer's tokens; at most the output reserve (the default).",
     )
     temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
+    background = serializers.BooleanField(
+        default=False,
+        help_text="true: answer 202 with the run at once (generated in a worker); read it with "
+        "`GET …/runs/{run_id}`, its events with `GET …/runs/{run_id}/events`.",
+    )
 
 
 class RespondResultSerializer(serializers.Serializer):
@@ -73,3 +81,35 @@ class RespondResultSerializer(serializers.Serializer):
         help_text="At the thread's model profile prices (per million tokens), in `currency`.",
     )
     currency = serializers.CharField(help_text="ISO 4217 code of `cost` (the profile's).")
+
+
+class RunSerializer(serializers.Serializer):
+    """A run of ``/respond`` (ids and states, never content)."""
+
+    id = serializers.CharField(source="public_id")
+    thread_id = serializers.SerializerMethodField()
+    state = serializers.SerializerMethodField(
+        help_text="queued, running, completed, interrupted, cancelled or failed."
+    )
+    seq = serializers.IntegerField(help_text="The last event's sequence number recorded.")
+    user_message_id = serializers.CharField(source="user_message.public_id")
+    assistant_message_id = serializers.SerializerMethodField()
+    assembly_id = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField(help_text="The error code, or null.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_thread_id(self, run: Any) -> str:
+        return self.context["thread"].public_id
+
+    def get_state(self, run: Any) -> str:
+        return run_state(run)
+
+    def get_assistant_message_id(self, run: Any) -> str | None:
+        return run.assistant_message.public_id if run.assistant_message_id else None
+
+    def get_assembly_id(self, run: Any) -> str | None:
+        return run.assembly.public_id if run.assembly_id else None
+
+    def get_error(self, run: Any) -> str | None:
+        return run.error_code or None

@@ -42,6 +42,7 @@ from rest_framework.exceptions import APIException
 from auditlog.events import Actor
 from compaction.context import Assembly, RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord
+from compaction.replay import assembly_replay
 from convmem.errors import (
     AnswerTooLong,
     ApiError,
@@ -49,14 +50,21 @@ from convmem.errors import (
     InvalidRequest,
     ModelRefused,
     ModelUnavailable,
+    QueueUnavailable,
+    RunCancelled,
+    RunFinished,
+    ThreadBusy,
 )
 from convmem.profiles import profile_setting
 from convmem.tokens import count_tokens
+from respond import events as run_events
 from respond.chat import ChatStream, ModelError, ModelParams, chat_model_for, chat_stream_open
+from respond.events import RunEvent
 from respond.models import RespondRun
 from threads import services as thread_services
 from threads.idempotency import run_idempotent
 from threads.models import IdempotencyRecord, Message, MessageStatus, Role, Thread
+from webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 Status = RespondRun.Status
@@ -118,6 +126,10 @@ class _ClaimLost(Exception):
     """Another request took the answer over (this one outlived its lease)."""
 
 
+class _Cancelled(Exception):
+    """Thrown into a worker's answer when its run is cancelled (``run_cancel``)."""
+
+
 class _AnswerTooLong(Exception):
     """The model's answer reached ``CONVMEM_MAX_CONTENT_CHARS``: it is cut there."""
 
@@ -135,27 +147,71 @@ def _lock_claim(run: RespondRun, attempt: int) -> RespondRun | None:
     )
 
 
-def _release(run: RespondRun, attempt: int, *, code: str) -> None:
+def _release(run: RespondRun, attempt: int, *, code: str, status: str = Status.FAILED) -> None:
     """Give the claim up without an answer (a retry resumes)."""
-    RespondRun.objects.filter(pk=run.pk, attempt=attempt, status=Status.STREAMING).update(
-        status=Status.FAILED, leased_until=None, error_code=code, updated_at=timezone.now()
+    with transaction.atomic():
+        released = RespondRun.objects.filter(
+            pk=run.pk, attempt=attempt, status=Status.STREAMING
+        ).update(status=status, leased_until=None, error_code=code, updated_at=timezone.now())
+        if released:
+            tenant_id = Thread.objects.filter(pk=run.thread_id).values_list("tenant_id", flat=True)
+            _emit_outcome(run, tenant_id=tenant_id.first(), state=status, error=code, answer=None)
+
+
+def _emit_outcome(
+    run: RespondRun, *, tenant_id: int | None, state: str, error: str, answer: Message | None
+) -> None:
+    """``response.completed`` or ``response.failed`` for the tenant's webhooks (ids and states,
+    never content), in the transaction that stores the outcome."""
+    if tenant_id is None:
+        return
+    webhook_event_emit(
+        tenant_id=tenant_id,
+        event_type="response.completed" if state == Status.COMPLETE else "response.failed",
+        data={
+            "run_id": run.public_id,
+            "thread_id": run.thread.public_id,
+            "user_message_id": run.user_message.public_id,
+            "assistant_message_id": answer.public_id if answer else None,
+            "state": state,
+            "error": error or None,
+        },
     )
+
+
+def _answer_running(*, thread_id: int, other_than: int | None = None) -> bool:
+    """Whether a run on the thread is being answered (under a live lease). Callers hold the
+    thread row lock, so two requests on one thread see each other's runs: the second waits
+    for the first's transaction and then finds its run."""
+    live = RespondRun.objects.filter(
+        thread_id=thread_id, status=Status.STREAMING, leased_until__gte=timezone.now()
+    )
+    if other_than is not None:
+        live = live.exclude(pk=other_than)
+    return live.exists()
 
 
 def _take_over(run: RespondRun) -> int | None:
     """Claim a run nobody is answering; a conditional UPDATE picks one winner. Returns the new
-    attempt, or None if a live request holds it (or it completed meanwhile)."""
+    attempt, or None if a live request holds it (or it completed meanwhile). Raises
+    ``ThreadBusy`` when another key's answer is running on the thread (one at a time)."""
     now = timezone.now()
     claimable = Q(status__in=[Status.INTERRUPTED, Status.FAILED]) | Q(
         status=Status.STREAMING, leased_until__lt=now
     )
-    taken = RespondRun.objects.filter(claimable, pk=run.pk, attempt=run.attempt).update(
-        status=Status.STREAMING,
-        attempt=F("attempt") + 1,
-        leased_until=_lease_end(),
-        error_code="",
-        updated_at=now,
-    )
+    with transaction.atomic():
+        # The thread row lock, as ``_begin`` holds it (through the append): a first attempt
+        # under another key and this takeover cannot both start an answer on the thread.
+        Thread.objects.select_for_update(no_key=True).filter(pk=run.thread_id).first()
+        if _answer_running(thread_id=run.thread_id, other_than=run.pk):
+            raise ThreadBusy
+        taken = RespondRun.objects.filter(claimable, pk=run.pk, attempt=run.attempt).update(
+            status=Status.STREAMING,
+            attempt=F("attempt") + 1,
+            leased_until=_lease_end(),
+            error_code="",
+            updated_at=now,
+        )
     return run.attempt + 1 if taken == 1 else None
 
 
@@ -216,6 +272,10 @@ def _begin(
         parent_public_id=turn.parent_public_id,
         metadata=turn.metadata,
     )
+    # The append holds the thread row lock until commit: checked under it, a second request
+    # on the thread waits for this one's run to be committed and then refuses (409).
+    if _answer_running(thread_id=thread.pk):
+        raise ThreadBusy
     assembly = _assemble(thread, actor, user, context)
     _model_params(thread, assembly.record, context, assembly.prefix["messages"])
     assembled.append(assembly)
@@ -225,9 +285,20 @@ def _begin(
         user_message=user,
         assembly=assembly.record,
         leased_until=_lease_end(),
+        in_worker=settings.CONVMEM_RESPOND_IN_WORKER,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        max_tokens=context.max_tokens,
+        temperature=context.temperature,
+        prefix_messages=assembly.prefix["messages"],
     )
     run.assistant_message = None
     created.append(run)
+    if run.in_worker:
+        # Queued inside the transaction: a broker that refuses it rolls the turn back (503,
+        # nothing written); a task that arrives before the commit waits for it
+        # (``respond_generate`` answers ``RUN_NOT_VISIBLE`` and the task retries).
+        _queue_generation(run.pk, run.attempt)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -250,10 +321,16 @@ class Answering:
     resumed: bool = False
     assembly: Assembly | None = None
     context: TurnContext | None = None
+    # A retry of a key whose run a worker is generating: the request relays its events.
+    attached: bool = False
 
     @property
     def replayed(self) -> bool:
-        return self.assembly is None
+        return self.assembly is None and not self.attached
+
+    @property
+    def in_worker(self) -> bool:
+        return self.run.in_worker
 
 
 def respond_start(
@@ -273,7 +350,8 @@ def respond_start(
 
     Raises (nothing streamed yet): ``InvalidRequest`` and the other 4xx of an append and of
     ``context_assemble``; ``IdempotencyKeyInFlight`` while another request answers under the
-    key.
+    key; ``ThreadBusy`` while an answer under another key is running on the thread (nothing
+    is written: one answer at a time, so the path stays user -> answer -> user -> answer).
     """
     assembled: list[Assembly] = []
     created: list[RespondRun] = []
@@ -313,14 +391,23 @@ def respond_start(
         run.refresh_from_db()
         if run.status == Status.COMPLETE:
             return Answering(run=run, thread=thread, actor=actor)
+        if run.in_worker and run.status == Status.STREAMING:
+            # Generated by a worker, not by the request that asked: re-attach to it.
+            return Answering(run=run, thread=thread, actor=actor, attached=True)
         raise IdempotencyKeyInFlight("This turn is being answered by another request; retry later.")
     try:
         assembly = _assemble(thread, actor, run.user_message, context)
     except BaseException:
         _release(run, attempt, code="assembly_failed")
         raise
-    RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(assembly=assembly.record)
-    run.assembly = assembly.record
+    prefix_messages = assembly.prefix["messages"]
+    RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(
+        assembly=assembly.record,
+        prefix_messages=prefix_messages,
+        in_worker=settings.CONVMEM_RESPOND_IN_WORKER,
+    )
+    run.assembly, run.prefix_messages = assembly.record, prefix_messages
+    run.in_worker = settings.CONVMEM_RESPOND_IN_WORKER
     return Answering(
         run=run,
         thread=thread,
@@ -429,6 +516,9 @@ class _Answer:
             yield Failed(run=self.run, error=AnswerTooLong())
         except _ClaimLost:
             yield Failed(run=self.run, error=IdempotencyKeyInFlight(_TAKEN_OVER))
+        except _Cancelled:
+            self._store_interrupted(code="cancelled", nothing=Status.CANCELLED)
+            yield Failed(run=self.run, error=RunCancelled())
         except APIException as error:
             # Refused while storing: the thread was deleted meanwhile (404), say.
             _release(self.run, self.answering.attempt, code=str(error.get_codes()))
@@ -459,13 +549,15 @@ class _Answer:
             raise _ClaimLost
         self.renew_at = monotonic() + self.renew_every
 
-    def _store_interrupted(self, *, code: str) -> None:
+    def _store_interrupted(self, *, code: str, nothing: str = Status.FAILED) -> None:
+        """Store what was streamed as an interrupted answer; with nothing streamed, end the
+        claim with the state ``nothing``."""
         try:
             if "".join(self.parts).strip():
                 self._store(MessageStatus.INTERRUPTED, code=code)
             else:
                 # Nothing was streamed: there is no answer to keep.
-                _release(self.run, self.answering.attempt, code=code)
+                _release(self.run, self.answering.attempt, code=code, status=nothing)
         except _ClaimLost:
             pass
         except Exception:
@@ -520,6 +612,189 @@ class _Answer:
                     "updated_at",
                 ]
             )
+            _emit_outcome(
+                run,
+                tenant_id=self.answering.thread.tenant_id,
+                state=run.status,
+                error=code,
+                answer=message,
+            )
 
 
 _TAKEN_OVER = "A retry took this answer over; read the turn from the thread or retry the key."
+
+
+# --- runs generated in a worker (CONVMEM_RESPOND_IN_WORKER) -------------------------------------
+#
+# The request that asks (``respond_start``, then ``respond_dispatch``) stores the user turn, the
+# input and the run, and queues ``respond.generate``; the worker (``respond_generate``) claims
+# the attempt, asks the model and appends every event to the run's Redis stream
+# (``respond.events``) before it stores the answer with ``_Answer`` as a request would. Requests
+# only relay the stream, so a client that goes away costs nothing: the run goes on.
+
+GENERATE_TASK = "respond.generate"
+# How often a worker looks for a cancel request, and records the sequence reached, while the
+# model streams (seconds).
+_POLL_SECONDS = 0.1
+_SEQ_RECORD_SECONDS = 1.0
+
+
+def _queue_generation(run_pk: int, attempt: int) -> None:
+    """Send ``respond.generate``; ``QueueUnavailable`` (503) when the broker refuses it."""
+    from celery import current_app
+
+    try:
+        current_app.send_task(GENERATE_TASK, args=[run_pk, attempt])
+    except Exception as error:
+        logger.warning("could not queue the generation of run %s: %r", run_pk, error)
+        raise QueueUnavailable from error
+
+
+def respond_dispatch(answering: Answering) -> None:
+    """Queue the generation of a resumed attempt (a first attempt was queued with its user
+    turn, in ``_begin``).
+
+    Raises ``QueueUnavailable`` (503) when the broker cannot take it: the claim is released,
+    the user turn stays (it was stored by the first attempt), and a retry with the key queues
+    it again.
+    """
+    if not answering.resumed:
+        return
+    try:
+        _queue_generation(answering.run.pk, answering.attempt)
+    except QueueUnavailable:
+        _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
+        raise
+
+
+def _worker_answering(run_id: int, attempt: int) -> Answering | None:
+    """The attempt, claimed for this worker, with its input rebuilt from the assembly record;
+    None when another delivery of the task started it or the run moved on (safe to run twice)."""
+    claimed = RespondRun.objects.filter(
+        pk=run_id, attempt=attempt, status=Status.STREAMING, started_attempt__lt=attempt
+    ).update(started_attempt=attempt, leased_until=_lease_end(), updated_at=timezone.now())
+    if claimed != 1:
+        return None
+    run = RespondRun.objects.select_related(
+        "thread__profile", "thread__tenant", "user_message", "assembly", "assistant_message"
+    ).get(pk=run_id)
+    record = run.assembly
+    assembly = Assembly(
+        record=record,
+        messages=assembly_replay(assembly=record).messages,
+        prefix={"messages": run.prefix_messages},
+        sections={},
+        tokens=record.tokens,
+        memo_status="",
+        pending_memo=None,
+        memo_error=None,
+        memo_lag={},
+    )
+    return Answering(
+        run=run,
+        thread=run.thread,
+        actor=Actor(run.actor_type, run.actor_id),
+        attempt=attempt,
+        resumed=attempt > 1,
+        assembly=assembly,
+        context=TurnContext(max_tokens=run.max_tokens, temperature=run.temperature),
+    )
+
+
+def _run_event(seq: int, event: Event, answering: Answering) -> RunEvent:
+    """What the stream says of ``event``: ids and text, never the stored rows (``done`` is
+    expanded by the relay, from the rows)."""
+    run = answering.run
+    if isinstance(event, Started):
+        data = {
+            "thread_id": answering.thread.public_id,
+            "run_id": run.public_id,
+            "user_message_id": run.user_message.public_id,
+            "assembly_id": run.assembly.public_id if run.assembly else None,
+            "replayed": False,
+            "resumed": event.resumed,
+        }
+        return RunEvent(seq, "turn", data)
+    if isinstance(event, Token):
+        return RunEvent(seq, "token", {"text": event.text})
+    if isinstance(event, Finished):
+        return RunEvent(seq, "done", {})
+    error = event.error
+    data = {
+        "code": error.get_codes(),
+        "detail": str(error.detail),
+        "status": error.status_code,
+        "thread_id": answering.thread.public_id,
+        "user_message_id": run.user_message.public_id,
+    }
+    return RunEvent(seq, "error", data)
+
+
+RUN_NOT_VISIBLE = "run_not_visible"
+
+
+def respond_generate(*, run_id: int, attempt: int) -> str | None:
+    """The worker's side of a run: claim ``attempt``, generate, append every event to the
+    run's stream, store the answer (see the section comment). Safe to run twice. Answers
+    ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
+    request's transaction; or ever: that transaction rolled back)."""
+    # Looked for before the claim: a run committed between a failed claim and this check
+    # would otherwise be taken for another delivery's and never generated.
+    if not RespondRun.objects.filter(pk=run_id).exists():
+        return RUN_NOT_VISIBLE
+    answering = _worker_answering(run_id, attempt)
+    if answering is None:
+        logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
+        return None
+    run = answering.run
+    if run_events.cancel_requested(run.public_id):
+        _release(run, attempt, code="cancelled", status=Status.CANCELLED)
+        seq = run_events.last_seq(run.public_id) + 1
+        run_events.event_append(
+            run.public_id, _run_event(seq, Failed(run=run, error=RunCancelled()), answering)
+        )
+        return None
+    seq = max(run_events.last_seq(run.public_id), run.seq)
+    answer = _Answer(answering).events()
+    record_at = monotonic()
+    try:
+        for event in _events_until_cancelled(answer, run.public_id):
+            seq += 1
+            run_events.event_append(run.public_id, _run_event(seq, event, answering))
+            if monotonic() >= record_at:
+                RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
+                record_at = monotonic() + _SEQ_RECORD_SECONDS
+    finally:
+        answer.close()
+        RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
+    return None
+
+
+def _events_until_cancelled(answer: Iterator[Event], run_public_id: str) -> Iterator[Event]:
+    """``answer``'s events; a cancel request (looked for at most every ``_POLL_SECONDS``) is
+    thrown into it, which stops the model and stores the partial answer as interrupted."""
+    poll_at = monotonic() + _POLL_SECONDS
+    for event in answer:
+        yield event
+        if isinstance(event, Token) and monotonic() >= poll_at:
+            poll_at = monotonic() + _POLL_SECONDS
+            if run_events.cancel_requested(run_public_id):
+                yield from _after_cancel(answer)
+                return
+
+
+def _after_cancel(answer: Iterator[Event]) -> Iterator[Event]:
+    try:
+        yield answer.throw(_Cancelled())
+    except StopIteration:
+        return
+    yield from answer
+
+
+def run_cancel(*, run: RespondRun) -> None:
+    """Ask the worker generating ``run`` to stop: it stores what was generated as an
+    ``interrupted`` answer (or ends the run ``cancelled`` when nothing was). Raises
+    ``RunFinished`` (409) for a run that is not being generated."""
+    if run.status != Status.STREAMING:
+        raise RunFinished
+    run_events.cancel_request(run.public_id)

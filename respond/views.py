@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -16,11 +16,17 @@ from rest_framework.views import APIView
 from auditlog.events import actor_of
 from compaction.context import RetrievedItem
 from convmem.api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency_parameter, tenant_of
+from convmem.errors import ApiError, InvalidRequest, RunLost
 from convmem.pricing import profile_currency
 from convmem.schema import ErrorSerializer
+from respond import events as run_events
 from respond import selectors, services
 from respond.models import RespondRun
-from respond.serializers import RespondRequestSerializer, RespondResultSerializer
+from respond.serializers import (
+    RespondRequestSerializer,
+    RespondResultSerializer,
+    RunSerializer,
+)
 from threads.idempotency import request_fingerprint, validate_key
 from threads.models import Thread
 from threads.selectors import thread_get
@@ -67,11 +73,12 @@ class JsonOrEventStream(DefaultContentNegotiation):
 
 
 def _fingerprint(request: Request) -> str:
-    """``stream`` is how the answer is delivered, not what is asked: a streamed request may be
-    retried without streaming (and the other way round) under the same key."""
+    """``stream`` and ``background`` are how the answer is delivered, not what is asked: a
+    streamed request may be retried without streaming, a background one as a stream (and the
+    other way round) under the same key."""
     body = request.data
     if isinstance(body, dict):
-        body = {name: value for name, value in body.items() if name != "stream"}
+        body = {k: v for k, v in body.items() if k not in ("stream", "background")}
     return request_fingerprint(method=request.method, path=request.path, body=body)
 
 
@@ -90,8 +97,83 @@ def _result(run: RespondRun, thread: Thread) -> dict[str, Any]:
     return RespondResultSerializer(data, context={"thread": thread}).data
 
 
-def _sse(name: str, data: dict[str, Any]) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+def _sse(name: str, data: dict[str, Any], seq: int | None = None) -> bytes:
+    head = f"id: {seq}\n" if seq is not None else ""
+    body = json.dumps(data, separators=(",", ":"))
+    return f"{head}event: {name}\ndata: {body}\n\n".encode()
+
+
+def _run_data(run: RespondRun, thread: Thread) -> dict[str, Any]:
+    return RunSerializer(run, context={"thread": thread}).data
+
+
+def _relayed(run: RespondRun, thread: Thread, after: int) -> Iterator[tuple[int, str, dict]]:
+    """The run's events after ``after`` from its stream, ``done`` expanded from the rows. A
+    run whose stream ended without a terminal event (its worker died, or the stream expired
+    after the run) ends with what its row says."""
+    seq = after
+    for event in run_events.events_follow(
+        run.public_id, after, still_running=lambda: selectors.run_is_live(run_pk=run.pk)
+    ):
+        seq = event.seq
+        if event.name == "done":
+            run.refresh_from_db()
+            yield seq, "done", _result(run, thread)
+            return
+        yield seq, event.name, event.data
+        if event.terminal:
+            return
+    run.refresh_from_db()
+    if run.status == RespondRun.Status.COMPLETE:
+        yield max(seq, run.seq) + 1, "done", _result(run, thread)
+        return
+    error = RunLost()
+    code = run.error_code or error.get_codes()
+    yield (
+        max(seq, run.seq) + 1,
+        "error",
+        {
+            "code": code,
+            "detail": str(error.detail) if code == error.get_codes() else code,
+            "status": error.status_code,
+            "thread_id": thread.public_id,
+            "user_message_id": run.user_message.public_id,
+        },
+    )
+
+
+def _relay_stream(run: RespondRun, thread: Thread, after: int) -> Iterator[bytes]:
+    """SSE of ``_relayed``. The client going away closes this generator: the run goes on."""
+    try:
+        for seq, name, data in _relayed(run, thread, after):
+            yield _sse(name, data, seq)
+    except Exception:
+        logger.exception("relaying run %s failed", run.public_id)
+        yield _sse(
+            "error",
+            {
+                "code": "internal_error",
+                "detail": "The run's events could not be read; re-attach to its events.",
+                "thread_id": thread.public_id,
+                "user_message_id": run.user_message.public_id,
+            },
+        )
+
+
+def _relayed_error(data: dict[str, Any]) -> ApiError:
+    error = ApiError(detail=data["detail"], code=data["code"])
+    error.status_code = data.get("status", RunLost.status_code)
+    return error
+
+
+def _relay_json(run: RespondRun, thread: Thread, headers: dict[str, str]) -> Response:
+    """Wait for the run's end: its stored turn (201), or its error as a JSON error."""
+    for _seq, name, data in _relayed(run, thread, 0):
+        if name == "done":
+            return Response(data, status=201, headers=headers)
+        if name == "error":
+            raise _relayed_error(data)
+    raise RunLost
 
 
 def _event_stream(answering: services.Answering) -> Iterator[bytes]:
@@ -204,6 +286,15 @@ class RespondView(APIView):
             ),
         )
         headers = {REPLAYED_HEADER: "true"} if answering.replayed else {}
+        if answering.in_worker and not answering.replayed:
+            return _answer_from_worker(answering, fields, headers)
+        if fields["background"]:
+            if answering.replayed:
+                return Response(_run_data(answering.run, thread), status=202, headers=headers)
+            raise InvalidRequest(
+                "background needs answers generated in a worker (CONVMEM_RESPOND_IN_WORKER).",
+                code="background_unavailable",
+            )
         if fields["stream"]:
             # The `turn` event leaves before the model is asked; a model that cannot be asked
             # then answers with an `error` event.
@@ -229,3 +320,110 @@ def _streaming_response(
     for name, value in headers.items():
         response[name] = value
     return response
+
+
+def _answer_from_worker(
+    answering: services.Answering, fields: dict[str, Any], headers: dict[str, str]
+) -> Response | StreamingHttpResponse:
+    """Queue the run (unless this request re-attaches to it) and relay it: 202 with the run
+    for ``background``, SSE for ``stream``, else the stored turn once the run ends."""
+    run, thread = answering.run, answering.thread
+    services.respond_dispatch(answering)  # a resumed attempt; a first one is queued already
+    if fields["background"]:
+        return Response(_run_data(run, thread), status=202, headers=headers)
+    if fields["stream"]:
+        return _sse_response(_relay_stream(run, thread, 0), headers)
+    return _relay_json(run, thread, headers)
+
+
+def _sse_response(content: Iterator[bytes], headers: dict[str, str]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(content, content_type="text/event-stream; charset=utf-8")
+    # Nothing between the model and the client may hold the tokens back.
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+def _last_event_id(request: Request) -> int:
+    raw = request.headers.get("Last-Event-ID") or request.query_params.get("after") or "0"
+    if not raw.isdigit() or len(raw) > 12:
+        raise InvalidRequest(
+            "Last-Event-ID (or after) must be an event id: a non-negative integer.",
+            code="invalid_last_event_id",
+        )
+    return int(raw)
+
+
+class RunView(APIView):
+    @extend_schema(
+        operation_id="threads_runs_retrieve",
+        description="A run of `/respond`: its state (`queued`, `running`, `completed`, "
+        "`interrupted`, `cancelled`, `failed`), the sequence number reached, its turns' ids "
+        "(`assistant_message_id` once an answer is stored) and its error code.",
+        responses={200: RunSerializer},
+    )
+    def get(self, request: Request, thread_id: str, run_id: str) -> Response:
+        thread = thread_get(tenant=tenant_of(request), public_id=thread_id)
+        run = selectors.run_get(thread=thread, public_id=run_id)
+        return Response(_run_data(run, thread))
+
+
+class RunEventsView(APIView):
+    content_negotiation_class = JsonOrEventStream
+
+    @extend_schema(
+        operation_id="threads_runs_events",
+        description="Re-attach to a run generated in a worker: its events as Server-Sent "
+        "Events (as `/respond` with `stream: true` sends them, each with `id:` = its "
+        "sequence number), from the start, or after the `Last-Event-ID` header (or `?after=`). "
+        "Ends with `done` or `error`; a finished run answers its last event at once.",
+        parameters=[
+            OpenApiParameter(
+                "Last-Event-ID",
+                int,
+                OpenApiParameter.HEADER,
+                description="Relay the events after this sequence number.",
+            ),
+            OpenApiParameter(
+                "after", int, description="As `Last-Event-ID`, for clients that cannot set it."
+            ),
+        ],
+        responses={
+            (200, "text/event-stream"): OpenApiResponse(
+                response=SSE_EVENT_SCHEMA, description=SSE_DESCRIPTION
+            )
+        },
+    )
+    def get(self, request: Request, thread_id: str, run_id: str) -> StreamingHttpResponse:
+        thread = thread_get(tenant=tenant_of(request), public_id=thread_id)
+        run = selectors.run_get(thread=thread, public_id=run_id)
+        after = _last_event_id(request)
+        if not run.in_worker:
+            raise InvalidRequest(
+                "This run was generated in its request; read its turn from the thread.",
+                code="run_not_in_worker",
+            )
+        return _sse_response(_relay_stream(run, thread, after), {})
+
+
+class RunCancelView(APIView):
+    @extend_schema(
+        operation_id="threads_runs_cancel",
+        request=None,
+        description="Stop a run: the worker stops reading the model and stores what it "
+        "generated as an `interrupted` answer (state `interrupted`; `cancelled` when nothing "
+        "was generated yet). Answers 202 with the run as it is now; 409 `run_finished` when it "
+        "is not running.",
+        responses={202: RunSerializer},
+    )
+    def post(self, request: Request, thread_id: str, run_id: str) -> Response:
+        thread = thread_get(tenant=tenant_of(request), public_id=thread_id)
+        run = selectors.run_get(thread=thread, public_id=run_id)
+        if not run.in_worker:
+            raise InvalidRequest(
+                "Only runs generated in a worker can be cancelled.", code="run_not_in_worker"
+            )
+        services.run_cancel(run=run)
+        return Response(_run_data(run, thread), status=202)

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -46,6 +47,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but DATABASE_URL is not PostgreSQL")
     if REQUIRE_SERVICES and not os.environ.get("REDIS_URL"):
         raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but REDIS_URL is not set")
+
+
+@pytest.fixture(autouse=True)
+def _answers_in_the_request(settings: Any) -> None:
+    """``/respond`` generates in the request, as on the embedded default, unless a test runs a
+    generation worker for it (``tests/respond/test_runs.py``); with ``REDIS_URL`` set the
+    setting's default would be the worker."""
+    settings.CONVMEM_RESPOND_IN_WORKER = False
 
 
 @dataclass

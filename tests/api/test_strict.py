@@ -39,6 +39,9 @@ def ids(acme):
         "message_id": thread.active_leaf.public_id,
         "assembly_id": assembly.record.public_id,
         "request_id": deletion.public_id,
+        # No run exists without a chat model: unknown parameters are refused before the 404.
+        "run_id": "run_unknown",
+        "endpoint_id": "whk_unknown",
     }
 
 

@@ -6,7 +6,6 @@ the same Idempotency-Key completes the turn once.
 
 import json
 import socket
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -15,27 +14,12 @@ import requests
 from respond.models import RespondRun
 from tests.compaction.helpers import wait_for
 from tests.conftest import TenantKit, make_thread
-from tests.faults.processes import WebServer
-from tests.respond.conftest import CHAT_MODEL, REPLY
-from tests.support.chat_server import ChatServer
-from tests.support.worker import worker_database_url
+from tests.respond.conftest import REPLY
 from threads.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 QUESTION = "My order ORD-1234 arrived broken."
-
-
-@pytest.fixture
-def web(chat: ChatServer, django_db_setup: None) -> Iterator[WebServer]:
-    env = {
-        "DATABASE_URL": worker_database_url(),
-        "CONN_MAX_AGE": "0",
-        "CONVMEM_CHAT_BASE_URL": chat.base_url,
-        "CONVMEM_CHAT_MODEL": CHAT_MODEL,
-    }
-    with WebServer(env, workers=1, threads=4) as server:
-        yield server
 
 
 def read_then_hang_up(url: str, *, key: str, api_key: str, tokens: int) -> str:

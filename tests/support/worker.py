@@ -4,9 +4,9 @@ The worker runs with the test run's settings but on the **test** database: ``DAT
 built from the connection pytest-django set up (PostgreSQL ``test_<name>``, or SQLite's test
 file, which the settings put on disk for this), and it inherits ``REDIS_URL`` and
 ``CONVMEM_VAR_DIR``, so it uses the same broker — Redis when ``REDIS_URL`` is set, else the
-filesystem broker under the var dir. It consumes every queue (memos, bulk, erasure, default)
-and purges them on start, is ready when its log says so, and is stopped (warm shutdown, then
-killed) when the fixture ends.
+filesystem broker under the var dir. It consumes every queue (``CELERY_QUEUE_NAMES``) and
+purges them on start, is ready when its log says so, and is stopped (warm shutdown, then killed)
+when the fixture ends.
 
 Tests that use it need ``@pytest.mark.django_db(transaction=True)``: the worker only sees what
 the test committed.
@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -98,8 +98,11 @@ def queue_drained() -> bool:
 
 
 @contextmanager
-def start_worker(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]:
-    """Start a worker on the test database with ``env`` added to its environment."""
+def start_worker(
+    env: Mapping[str, str] | None = None, queues: Sequence[str] | None = None
+) -> Iterator[CeleryWorker]:
+    """Start a worker on the test database with ``env`` added to its environment, consuming
+    ``queues`` (default: every queue)."""
     log_dir = Path(tempfile.mkdtemp(prefix="convmem-worker-"))
     log = log_dir / "worker.log"
     worker_env = {
@@ -121,7 +124,7 @@ def start_worker(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]
         "--pool=prefork",
         "--concurrency=2",
         "--queues",
-        ",".join(settings.CELERY_QUEUE_NAMES),  # every queue: nothing is left unconsumed
+        ",".join(queues or settings.CELERY_QUEUE_NAMES),  # default every queue: none unconsumed
         "--purge",
         "--without-gossip",
         "--without-mingle",

@@ -1,0 +1,124 @@
+"""The events of a run generated in a worker, in a Redis stream per run.
+
+The worker appends each event with its sequence number as the entry id (``<seq>-0``, from 1:
+``turn``, ``token``…, then ``done`` or ``error``); requests relay them as SSE with ``id:`` = seq,
+from the start or from a ``Last-Event-ID``. The stream is bounded (``XADD MAXLEN ~``,
+``CONVMEM_RUN_EVENTS_MAXLEN``) and expires ``CONVMEM_RUN_EVENTS_TTL`` seconds after its last
+event. ``done`` carries nothing: a relay reads the stored turn from the rows (so content erased
+since shows erased). A cancel request is a key beside the stream, which the worker polls.
+
+Redis holds the answer's text for the stream's lifetime, as the broker holds nothing else of it.
+"""
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import redis
+from django.conf import settings
+
+TERMINAL = frozenset({"done", "error"})
+# How long one read waits for the next event before the relay checks the run's row.
+READ_BLOCK_MS = 2000
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    seq: int
+    name: str
+    data: dict[str, Any]
+
+    @property
+    def terminal(self) -> bool:
+        return self.name in TERMINAL
+
+
+@lru_cache(maxsize=4)
+def _client(url: str) -> redis.Redis:
+    # One pool per URL; the read timeout outlasts a blocking read with room for a loaded host.
+    return redis.Redis.from_url(
+        url, socket_connect_timeout=2, socket_timeout=READ_BLOCK_MS / 1000 + 10
+    )
+
+
+def _redis() -> redis.Redis:
+    return _client(settings.REDIS_URL)
+
+
+def _stream(run_public_id: str) -> str:
+    return f"convmem:run:{run_public_id}:events"
+
+
+def _cancel_key(run_public_id: str) -> str:
+    return f"convmem:run:{run_public_id}:cancel"
+
+
+def event_append(run_public_id: str, event: RunEvent) -> None:
+    """Append ``event`` (one round trip: the entry and the stream's new expiry)."""
+    key = _stream(run_public_id)
+    fields = {"event": event.name, "data": json.dumps(event.data, separators=(",", ":"))}
+    pipe = _redis().pipeline(transaction=False)
+    pipe.xadd(
+        key,
+        fields,
+        id=f"{event.seq}-0",
+        maxlen=settings.CONVMEM_RUN_EVENTS_MAXLEN,
+        approximate=True,
+    )
+    pipe.expire(key, settings.CONVMEM_RUN_EVENTS_TTL)
+    pipe.execute()
+
+
+def last_seq(run_public_id: str) -> int:
+    """The sequence number of the stream's last event (0: none, or expired)."""
+    last = _redis().xrevrange(_stream(run_public_id), count=1)
+    return int(last[0][0].split(b"-")[0]) if last else 0
+
+
+def events_after(run_public_id: str, seq: int, *, block_ms: int = READ_BLOCK_MS) -> list[RunEvent]:
+    """The events after ``seq``, waiting up to ``block_ms`` for the first (empty: none came)."""
+    try:
+        answer = _redis().xread({_stream(run_public_id): f"{seq}-0"}, count=500, block=block_ms)
+    except redis.TimeoutError:
+        # A blocking read that outlived the socket timeout: no event came; the caller looks at
+        # the run's row and reads again.
+        return []
+    events = []
+    for _key, entries in answer or ():
+        for entry_id, fields in entries:
+            events.append(
+                RunEvent(
+                    seq=int(entry_id.split(b"-")[0]),
+                    name=fields[b"event"].decode(),
+                    data=json.loads(fields[b"data"]),
+                )
+            )
+    return events
+
+
+def events_follow(run_public_id: str, seq: int, *, still_running: Any) -> Iterator[RunEvent]:
+    """Every event after ``seq`` until the terminal one. ``still_running()`` is asked when no
+    event came for a while: False (the run ended, or its worker died and the stream expired)
+    ends the relay without a terminal event."""
+    while True:
+        events = events_after(run_public_id, seq)
+        if not events and not still_running():
+            # One last look: the terminal event may have come just before the run's row said so.
+            events = events_after(run_public_id, seq, block_ms=0) or []
+            yield from events
+            return
+        for event in events:
+            yield event
+            seq = event.seq
+            if event.terminal:
+                return
+
+
+def cancel_request(run_public_id: str) -> None:
+    _redis().set(_cancel_key(run_public_id), b"1", ex=settings.CONVMEM_RUN_EVENTS_TTL)
+
+
+def cancel_requested(run_public_id: str) -> bool:
+    return bool(_redis().exists(_cancel_key(run_public_id)))

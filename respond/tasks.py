@@ -1,0 +1,30 @@
+"""Celery tasks of respond: thin wrappers that take ids and call ``respond.services``.
+
+``generate`` runs on its own queue (``generation``): an answer's first token waits on nothing
+else. It is queued by the request inside the transaction that stores the run (so a broker
+that refuses it writes nothing), or after a takeover (``respond_dispatch``), and is safe to
+run twice (the service claims the attempt). Its time limits stay below the broker's
+visibility timeout; a soft limit stops the model and stores the partial answer as interrupted.
+"""
+
+from celery import Task, shared_task
+
+from respond import services
+
+# The task is queued inside the request's transaction: it may arrive before the commit. It
+# looks again every 50 ms for up to 10 s (a transaction that rolled back leaves no run).
+_NOT_VISIBLE_RETRIES = 200
+
+
+@shared_task(
+    bind=True,
+    name=services.GENERATE_TASK,
+    acks_late=True,
+    soft_time_limit=480,
+    time_limit=540,
+    max_retries=_NOT_VISIBLE_RETRIES,
+)
+def generate(self: Task, run_id: int, attempt: int) -> None:
+    outcome = services.respond_generate(run_id=run_id, attempt=attempt)
+    if outcome == services.RUN_NOT_VISIBLE and self.request.retries < _NOT_VISIBLE_RETRIES:
+        raise self.retry(countdown=0.05)

@@ -1,0 +1,122 @@
+"""Webhooks: endpoints per tenant, Standard Webhooks signatures (checked with the
+``standardwebhooks`` library, as a receiver would), delivery by a real Celery worker with
+retries, a local receiver; payloads with ids and states, never content."""
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook
+
+from tests.compaction.helpers import wait_for
+from tests.conftest import make_thread
+from tests.respond.conftest import REPLY, chat  # noqa: F401  (the chat server fixture)
+from tests.support.webhook_receiver import WebhookReceiver
+from tests.support.worker import CeleryWorker, start_worker
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.services import signed_headers, webhook_secret_rotate
+
+ENDPOINTS = "/api/v1/webhook-endpoints"
+
+
+@pytest.fixture(scope="module")
+def webhook_worker(django_db_setup: None) -> Iterator[CeleryWorker]:
+    env = {"CONVMEM_WEBHOOKS_ALLOW_PRIVATE": "1", "CONVMEM_WEBHOOKS_BACKOFF": "0.2"}
+    with start_worker(env) as worker:
+        yield worker
+
+
+@pytest.fixture
+def allow_loopback(settings: Any) -> None:
+    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = True
+
+
+def subscribe(kit, url: str, events: list[str]) -> dict[str, Any]:
+    response = kit.client.post(ENDPOINTS, {"url": url, "events": events}, format="json")
+    assert response.status_code == 201, response.data
+    return response.data
+
+
+@pytest.mark.django_db
+def test_loopback_and_private_endpoints_are_refused(acme):
+    for url in ("http://127.0.0.1:9/hooks", "http://10.1.2.3/hooks", "http://localhost/hooks"):
+        response = acme.client.post(
+            ENDPOINTS, {"url": url, "events": ["memo.ready"]}, format="json"
+        )
+        assert response.status_code == 400, url
+        assert response.data["code"] == "webhook_url_refused"
+    assert not WebhookEndpoint.objects.exists()
+
+
+@pytest.mark.django_db
+def test_endpoints_belong_to_their_tenant(acme, globex, allow_loopback):
+    endpoint = subscribe(acme, "http://127.0.0.1:9/hooks", ["memo.ready"])
+    assert endpoint["id"].startswith("whk_")
+    assert endpoint["secret"].startswith("whsec_")
+    assert "secret" not in acme.client.get(f"{ENDPOINTS}/{endpoint['id']}").data
+    assert globex.client.get(f"{ENDPOINTS}/{endpoint['id']}").status_code == 404
+    assert globex.client.get(ENDPOINTS).data == []
+
+
+@pytest.mark.django_db
+def test_a_rotated_secret_signs_beside_the_new_one_until_it_expires(acme, allow_loopback):
+    created = subscribe(acme, "http://127.0.0.1:9/hooks", ["memo.ready"])
+    rotated = acme.client.post(f"{ENDPOINTS}/{created['id']}/rotate-secret").data
+    assert rotated["secret"] != created["secret"]
+    endpoint = WebhookEndpoint.objects.get(public_id=created["id"])
+    body = json.dumps({"type": "memo.ready", "data": {"summary_id": "sum_x"}})
+    headers = signed_headers(endpoint=endpoint, event_id="evt_1", body=body)
+    assert len(headers["webhook-signature"].split(" ")) == 2
+    for secret in (created["secret"], rotated["secret"]):
+        assert Webhook(secret).verify(body, headers)["type"] == "memo.ready"
+
+    endpoint.previous_secret_expires_at = timezone.now() - timedelta(seconds=1)
+    endpoint.save(update_fields=["previous_secret_expires_at"])
+    headers = signed_headers(endpoint=endpoint, event_id="evt_2", body=body)
+    assert len(headers["webhook-signature"].split(" ")) == 1
+    with pytest.raises(Exception, match="signature"):
+        Webhook(created["secret"]).verify(body, headers)
+    webhook_secret_rotate(endpoint=endpoint)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_completed_answer_is_delivered_signed_and_retried(
+    acme,
+    chat,  # noqa: F811  (the fixture imported above)
+    webhook_worker,
+    allow_loopback,
+):
+    with WebhookReceiver(fail_first=2) as receiver:
+        endpoint = subscribe(acme, receiver.url, ["response.completed", "response.failed"])
+        thread = make_thread(acme.tenant)
+        answered = acme.client.post(
+            f"/api/v1/threads/{thread.public_id}/respond",
+            {"content": "Where is my parcel?", "window_tokens": 4096, "reserve_tokens": 256},
+            format="json",
+            HTTP_IDEMPOTENCY_KEY="k1",
+        )
+        assert answered.status_code == 201
+        wait_for(lambda: len(receiver.received) == 3, timeout=30)
+        received = receiver.received
+
+    # Three attempts (two answered 500), one event: the same webhook-id each time.
+    assert len({r.headers["webhook-id"] for r in received}) == 1
+    last = received[-1]
+    payload = Webhook(endpoint["secret"]).verify(last.body, last.headers)
+    assert payload["type"] == "response.completed"
+    data = payload["data"]
+    assert data["thread_id"] == thread.public_id
+    assert data["assistant_message_id"] == answered.data["assistant_message"]["id"]
+    assert data["state"] == "complete"
+    assert REPLY.encode() not in last.body
+    assert b"Where is my parcel" not in last.body
+    delivery = wait_for(
+        lambda: WebhookDelivery.objects.filter(status="delivered").first(), timeout=10
+    )
+    assert delivery.attempts == 3
+    assert delivery.last_status_code == 204
+    assert delivery.event_id == last.headers["webhook-id"]

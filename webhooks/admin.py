@@ -1,0 +1,65 @@
+"""Webhook endpoints and the delivery log, with redelivery."""
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from convmem.admin_changelist import ConvmemModelAdmin
+from webhooks import services
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ConvmemModelAdmin):
+    list_display = ["public_id", "tenant", "url", "events", "active", "created_at"]
+    list_filter = ["active"]
+    search_fields = ["public_id", "url", "tenant__name"]
+    fields = ["public_id", "tenant", "url", "events", "active", "created_at"]
+    readonly_fields = ["public_id", "created_at"]
+    actions = ["rotate_secret"]
+
+    def save_model(self, request: HttpRequest, obj: WebhookEndpoint, form, change: bool) -> None:
+        if not change:
+            created = services.webhook_endpoint_create(
+                tenant=obj.tenant, url=obj.url, events=obj.events
+            )
+            obj.pk, obj.public_id, obj.secret = created.pk, created.public_id, created.secret
+            self.message_user(request, f"Signing secret (shown once): {created.secret}")
+            return
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Rotate the signing secret (the old one signs for a while)")
+    def rotate_secret(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
+        for endpoint in queryset:
+            rotated = services.webhook_secret_rotate(endpoint=endpoint)
+            self.message_user(request, f"{rotated.public_id}: new secret {rotated.secret}")
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ConvmemModelAdmin):
+    list_display = [
+        "event_id",
+        "event_type",
+        "endpoint",
+        "status",
+        "attempts",
+        "last_status_code",
+        "created_at",
+        "delivered_at",
+    ]
+    list_filter = ["status", "event_type"]
+    search_fields = ["event_id", "endpoint__public_id"]
+    readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+    actions = ["redeliver"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    @admin.action(description="Redeliver (same webhook-id)", permissions=["view"])
+    def redeliver(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
+        for delivery in queryset:
+            services.delivery_redeliver(delivery=delivery)
+        self.message_user(request, f"{queryset.count()} queued again.", messages.SUCCESS)
