@@ -71,6 +71,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Import conversations: a ChatGPT or Claude data export's `conversations.json`, or a convmem JSON export, each conversation into a new thread (branches kept, the current branch active). Idempotent: a conversation imported before is `skipped`. A conversation that cannot be read is `failed`, with the reason, and the others are imported. Files over the request size limit go through `manage.py import_conversations`. */
+        post: operations["imports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/search": {
         parameters: {
             query?: never;
@@ -250,6 +267,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/threads/{thread_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A run of `/respond`: its state (`queued`, `running`, `completed`, `interrupted`, `cancelled`, `failed`), the sequence number reached, its turns' ids (`assistant_message_id` once an answer is stored) and its error code. */
+        get: operations["threads_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/{thread_id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stop a run: the worker stops reading the model and stores what it generated as an `interrupted` answer (state `interrupted`; `cancelled` when nothing was generated yet). Answers 202 with the run as it is now; 409 `run_finished` when it is not running. */
+        post: operations["threads_runs_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/{thread_id}/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Re-attach to a run generated in a worker: its events as Server-Sent Events (as `/respond` with `stream: true` sends them, each with `id:` = its sequence number), from the start, or after the `Last-Event-ID` header (or `?after=`). Ends with `done` or `error`; a finished run answers its last event at once. */
+        get: operations["threads_runs_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/threads/{thread_id}/search": {
         parameters: {
             query?: never;
@@ -312,6 +380,56 @@ export interface paths {
         get: operations["usage_rollup"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["webhook_endpoints_list"];
+        put?: never;
+        /** @description Subscribe a URL to events (`response.completed`, `response.failed`, `memo.ready`, `deletion.completed`). Answers the endpoint with its signing `secret` (shown once). URLs resolving to loopback or private addresses are refused (400 `webhook_url_refused`) unless the deployment allows them. */
+        post: operations["webhook_endpoints_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["webhook_endpoints_retrieve"];
+        put?: never;
+        post?: never;
+        delete: operations["webhook_endpoints_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A new signing secret; the previous one keeps signing beside it (two `v1,` signatures) for `CONVMEM_WEBHOOKS_ROTATION_HOURS`. */
+        post: operations["webhook_endpoints_rotate_secret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -426,7 +544,7 @@ export interface components {
              *
              *     * `openai.chat_completions` - openai.chat_completions
              */
-            format: components["schemas"]["FormatEnum"];
+            format: components["schemas"]["ContextResponseFormatEnum"];
             messages: components["schemas"]["ChatMessage"][];
             /** @description The part of `messages` a provider's prompt cache can serve on the next turn. */
             prefix: components["schemas"]["Prefix"];
@@ -447,6 +565,11 @@ export interface components {
             /** @description What this input lost from the middle while the memo was late (the curator avoids it whenever the window can hold a memo and every turn after it). */
             memo_lag: components["schemas"]["MemoLag"];
         };
+        /**
+         * @description * `openai.chat_completions` - openai.chat_completions
+         * @enum {string}
+         */
+        ContextResponseFormatEnum: "openai.chat_completions";
         DeletionRequest: {
             readonly id: string;
             readonly user_ref: string | null;
@@ -491,10 +614,57 @@ export interface components {
             errors?: unknown;
         };
         /**
-         * @description * `openai.chat_completions` - openai.chat_completions
+         * @description * `response.completed` - response.completed
+         *     * `response.failed` - response.failed
+         *     * `memo.ready` - memo.ready
+         *     * `deletion.completed` - deletion.completed
          * @enum {string}
          */
-        FormatEnum: "openai.chat_completions";
+        EventsEnum: "response.completed" | "response.failed" | "memo.ready" | "deletion.completed";
+        /**
+         * @description * `chatgpt` - chatgpt
+         *     * `claude` - claude
+         *     * `convmem` - convmem
+         * @enum {string}
+         */
+        ImportFormatEnum: "chatgpt" | "claude" | "convmem";
+        ImportReport: {
+            format: components["schemas"]["ImportFormatEnum"];
+            imported: number;
+            /** @description Conversations imported before: unchanged. */
+            skipped: number;
+            failed: number;
+            results: components["schemas"]["ImportResult"][];
+        };
+        ImportRequestRequest: {
+            /** @description The parsed file: a ChatGPT or Claude `conversations.json` (a list), or a convmem JSON export (an object with `schema`). */
+            data: Record<string, never>[] | Record<string, never>;
+            /**
+             * @description Default: detected from `data`.
+             *
+             *     * `chatgpt` - chatgpt
+             *     * `claude` - claude
+             *     * `convmem` - convmem
+             */
+            format?: components["schemas"]["ImportFormatEnum"];
+            /** @description The end user the threads belong to: needed for ChatGPT and Claude exports; replaces the exported one for a convmem export. */
+            user_ref?: string;
+        };
+        ImportResult: {
+            /** @description The conversation's id in the file. */
+            source_id: string;
+            status: components["schemas"]["ImportResultStatusEnum"];
+            thread_id: string | null;
+            messages: number;
+            detail: string;
+        };
+        /**
+         * @description * `imported` - imported
+         *     * `skipped` - skipped
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        ImportResultStatusEnum: "imported" | "skipped" | "failed";
         MemoError: {
             summary_id: string;
             error: string;
@@ -811,6 +981,11 @@ export interface components {
             max_tokens?: number;
             /** Format: double */
             temperature?: number;
+            /**
+             * @description true: answer 202 with the run at once (generated in a worker); read it with `GET …/runs/{run_id}`, its events with `GET …/runs/{run_id}/events`.
+             * @default false
+             */
+            background?: boolean;
         };
         /**
          * @description * `user` - user
@@ -857,6 +1032,24 @@ export interface components {
             ref: string;
             /** @description The text to splice in, as a system message after the task statement. */
             content: string;
+        };
+        /** @description A run of ``/respond`` (ids and states, never content). */
+        Run: {
+            id: string;
+            readonly thread_id: string;
+            /** @description queued, running, completed, interrupted, cancelled or failed. */
+            readonly state: string;
+            /** @description The last event's sequence number recorded. */
+            seq: number;
+            user_message_id: string;
+            readonly assistant_message_id: string | null;
+            readonly assembly_id: string | null;
+            /** @description The error code, or null. */
+            readonly error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /**
          * @description One message found by a search. ``snippet`` is HTML: the text escaped, the words found
@@ -1119,6 +1312,32 @@ export interface components {
             totals: components["schemas"]["Usage"];
             results: components["schemas"]["UsagePeriod"][];
         };
+        /** @description An endpoint; ``secret`` (``whsec_…``) is shown on creation and rotation only. */
+        WebhookEndpoint: {
+            id: string;
+            /** Format: uri */
+            url: string;
+            events: string[];
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WebhookEndpointCreateRequest: {
+            /** Format: uri */
+            url: string;
+            events: components["schemas"]["EventsEnum"][];
+        };
+        /** @description An endpoint; ``secret`` (``whsec_…``) is shown on creation and rotation only. */
+        WebhookEndpointWithSecret: {
+            id: string;
+            /** Format: uri */
+            url: string;
+            events: string[];
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            secret: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1343,8 +1562,8 @@ export interface operations {
     exports_user: {
         parameters: {
             query: {
-                /** @description `json` (default): one document; `jsonl`: JSON Lines, one record per line; `html`: a self-contained page the person the data is about can read (GDPR Art. 15): their conversations in order, branches marked, tool calls in words. */
-                format?: "html" | "json" | "jsonl";
+                /** @description `json` (default): one document; `jsonl`: JSON Lines, one record per line; `html`: a self-contained page the person the data is about can read (GDPR Art. 15): their conversations in order, branches marked, tool calls in words; `pdf`: the same page as a PDF (not streamed: answered once printed). */
+                format?: "html" | "json" | "jsonl" | "pdf";
                 user_ref: string;
             };
             header?: never;
@@ -1363,6 +1582,7 @@ export interface operations {
                     };
                     "application/x-ndjson": string;
                     "text/html": string;
+                    "application/pdf": string;
                 };
             };
             /** @description Invalid body, parameter or header. */
@@ -1385,6 +1605,83 @@ export interface operations {
             };
             /** @description The API key lacks a required scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    imports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportReport"];
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body or content over the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1969,8 +2266,8 @@ export interface operations {
     threads_export: {
         parameters: {
             query?: {
-                /** @description `json` (default): one document; `jsonl`: JSON Lines, one record per line; `html`: a self-contained page the person the data is about can read (GDPR Art. 15): their conversations in order, branches marked, tool calls in words. */
-                format?: "html" | "json" | "jsonl";
+                /** @description `json` (default): one document; `jsonl`: JSON Lines, one record per line; `html`: a self-contained page the person the data is about can read (GDPR Art. 15): their conversations in order, branches marked, tool calls in words; `pdf`: the same page as a PDF (not streamed: answered once printed). */
+                format?: "html" | "json" | "jsonl" | "pdf";
             };
             header?: never;
             path: {
@@ -1990,6 +2287,7 @@ export interface operations {
                     };
                     "application/x-ndjson": string;
                     "text/html": string;
+                    "application/pdf": string;
                 };
             };
             /** @description Invalid body, parameter or header. */
@@ -2717,6 +3015,245 @@ export interface operations {
             };
         };
     };
+    threads_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    threads_runs_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body or content over the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    threads_runs_events: {
+        parameters: {
+            query?: {
+                /** @description As `Last-Event-ID`, for clients that cannot set it. */
+                after?: number;
+            };
+            header?: {
+                /** @description Relay the events after this sequence number. */
+                "Last-Event-ID"?: number;
+            };
+            path: {
+                run_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description Server-Sent Events, each `event: <name>` + `data: <JSON>`:
+             *
+             *     - `turn`: `{thread_id, user_message_id, assembly_id, replayed, resumed}` first;
+             *     - `token`: `{text}`, a piece of the answer, as the model streams it;
+             *     - `done`: the stored turn, as the JSON response (`RespondResult`);
+             *     - `error`: `{code, detail, thread_id, user_message_id}` instead of `done` when the answer
+             *       cannot be completed: `model_unavailable` (the model could not be asked, or failed
+             *       mid-answer), `model_error` (the model refused the request) and `answer_too_long` (the answer
+             *       passed the content limit; it is cut there): what was streamed, if anything, is stored as an
+             *       `interrupted` turn, and a retry with the same Idempotency-Key completes it; `not_found` (the
+             *       thread was deleted meanwhile; nothing is stored); `internal_error`. Every stream ends with
+             *       `done` or `error`.
+             *
+             *     `turn` is sent as soon as the user turn and its model input are stored, before the model is
+             *     asked (so a streaming request answers 200 even when the model is down, with `error` after
+             *     `turn`; without streaming that is a 503 or 502).
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {unknown} */
+                        event: "turn" | "token" | "done" | "error";
+                        /** @description A JSON object; see the description. */
+                        data: string;
+                    };
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     threads_search: {
         parameters: {
             query: {
@@ -2968,6 +3505,326 @@ export interface operations {
             };
             /** @description Missing, invalid or revoked API key. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body or content over the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body or content over the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
