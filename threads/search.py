@@ -5,10 +5,12 @@ What is indexed: a message's ``content`` (for a message sent as content parts, i
 and the name and arguments of each tool call it makes; a tool result's output is its content.
 Erased messages are not in the index, and the hidden root never matches (it has no content).
 
-- **PostgreSQL**: a GIN index on ``(thread_id, to_tsvector('simple', …))`` of that text
-  (``SEARCH_DOCUMENT``; the ``btree_gin`` extension lets a GIN index hold the thread id), partial
-  on ``erased_at IS NULL``: a lookup within one thread reads that thread's entries only, and a
-  tenant-wide search uses the same index through its second column. The database keeps it in
+- **PostgreSQL**: a GIN index on ``to_tsvector('simple', …)`` of that text plus one lexeme
+  naming the thread (``~<thread id>``, which no query text can spell: ``SEARCH_DOCUMENT``),
+  partial on ``erased_at IS NULL``: a lookup within one thread asks for its words *and* the
+  thread's lexeme, so the index alone answers it, whatever the planner's statistics say (with
+  the thread as a column, the planner preferred a (thread, …) btree and computed the document
+  of every message of the thread, on every turn). The database keeps it in
   step with every INSERT and UPDATE, in the writing transaction: a tombstone (which sets
   ``erased_at``) takes the message out of the index when the erasure commits. The ``simple``
   configuration neither stems nor drops stop words, so ids, codes and text in any language
@@ -33,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BooleanField, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
@@ -43,7 +45,8 @@ from threads.models import Message, Role, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
 FTS_TABLE = "threads_message_fts"
-PG_INDEX = "message_search_thread_idx"
+PG_INDEX = "message_search_document_idx"
+THREAD_LEXEME_PREFIX = "~"
 PG_CONFIG = "simple"
 # At most this many words of a query are used (a pasted page is not a query).
 MAX_QUERY_TERMS = 32
@@ -60,8 +63,15 @@ def _pg_document(table: str = "") -> str:
         f"(to_tsvector('{PG_CONFIG}'::regconfig, translate({prefix}content, '<>', '  ')) || "
         f"jsonb_to_tsvector('{PG_CONFIG}'::regconfig, "
         f"COALESCE(jsonb_path_query_array({prefix}tool_calls, '$[*].function'), '[]'::jsonb), "
-        """'["string"]'))"""
+        """'["string"]') || """
+        # The thread's lexeme, which no query text can spell (the parser drops the `~`).
+        f"array_to_tsvector(ARRAY['{THREAD_LEXEME_PREFIX}' || {prefix}thread_id::text]))"
     )
+
+
+def _thread_lexeme(thread_id: int) -> str:
+    """A tsquery matching the documents of one thread (see ``_pg_document``)."""
+    return f"'{THREAD_LEXEME_PREFIX}{int(thread_id)}'"
 
 
 # The indexed expression; queries must spell it the same way for the planner to use the index.
@@ -103,10 +113,8 @@ WHERE erased_at IS NULL AND role <> 'root'
 """
 
 PG_SCHEMA = [
-    # Trusted since PostgreSQL 13: the database owner may create it.
-    "CREATE EXTENSION IF NOT EXISTS btree_gin",
     f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {MESSAGE_TABLE} "
-    f"USING gin (thread_id, ({SEARCH_DOCUMENT})) WHERE erased_at IS NULL",
+    f"USING gin (({SEARCH_DOCUMENT})) WHERE erased_at IS NULL",
 ]
 
 
@@ -244,7 +252,12 @@ def thread_term_hits(
         below_depth=below_depth,
         per_term=per_term,
     )
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # The document is costly to compute (a parse of the message) but the planner
+            # prices it as a few operators: on a table of a few thousand rows it would scan
+            # them all and compute every document, for each word. Only the index is worth it.
+            cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(sql, params)
         return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
 
@@ -255,16 +268,20 @@ def thread_term_hits_sql(
     """The query of ``thread_term_hits`` and its parameters."""
     if connection.vendor == "postgresql":
         one = (
-            # ``+ 0``: the id and depth bounds are checked on the rows the (thread, document)
-            # GIN index finds, never used to pick an index — through the (thread, depth) btree
-            # the planner would compute the document of every row above the depth instead.
-            # ``::bigint``: the parameter arrives as an untyped literal, read as integer, and
-            # btree_gin's bigint operator class has no integer = bigint operator.
-            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id = %s::bigint "
+            # The thread is a lexeme of the document, so the GIN index alone finds the term's
+            # messages in this thread. ``+ 0``: the thread, id and depth are checked on the rows
+            # it finds, never used to pick an index — through a (thread, …) btree the planner
+            # would compute the document of every message of the thread (it cannot tell what
+            # that costs, with statistics or without).
+            f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id + 0 = %s "
             f"AND id + 0 < %s AND depth + 0 < %s AND erased_at IS NULL "
-            f"AND {SEARCH_DOCUMENT} @@ plainto_tsquery('{PG_CONFIG}', %s) LIMIT %s)"
+            f"AND {SEARCH_DOCUMENT} @@ (plainto_tsquery('{PG_CONFIG}', %s) && %s::tsquery) "
+            "LIMIT %s)"
         )
-        params = [[term, thread_id, below_id, below_depth, term, per_term] for term in terms]
+        params = [
+            [term, thread_id, below_id, below_depth, term, _thread_lexeme(thread_id), per_term]
+            for term in terms
+        ]
     else:
         one = (
             f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
