@@ -16,6 +16,8 @@ from .models import (
     ChatMessage,
     Context,
     DeletionRequest,
+    ImportReport,
+    ImportResult,
     MemoError,
     MemoLag,
     MemoSection,
@@ -26,6 +28,7 @@ from .models import (
     Replay,
     Resource,
     RespondResult,
+    Run,
     SearchHit,
     Sections,
     Summary,
@@ -36,6 +39,8 @@ from .models import (
     Usage,
     UsagePeriod,
     UsageRollup,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
 )
 
 __all__ = [
@@ -50,6 +55,8 @@ __all__ = [
     "Context",
     "ConvmemError",
     "DeletionRequest",
+    "ImportReport",
+    "ImportResult",
     "MemoError",
     "MemoLag",
     "MemoSection",
@@ -63,6 +70,7 @@ __all__ = [
     "RespondResult",
     "ResponseStream",
     "Retries",
+    "Run",
     "SearchHit",
     "Sections",
     "StreamEvent",
@@ -74,5 +82,7 @@ __all__ = [
     "Usage",
     "UsagePeriod",
     "UsageRollup",
+    "WebhookEndpoint",
+    "WebhookEndpointWithSecret",
     "__version__",
 ]

@@ -16,16 +16,20 @@ from .errors import APIError, RateLimited
 from .models import (
     Context,
     DeletionRequest,
+    ImportReport,
     Message,
     MessageBatch,
     Page,
     Replay,
     RespondResult,
+    Run,
     SearchHit,
     Summary,
     Thread,
     TreeNode,
     UsageRollup,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -86,6 +90,12 @@ class Call:
     timeout: Any = httpx.USE_CLIENT_DEFAULT
     headers: dict[str, str] = field(default_factory=dict)
     raw_text: bool = False
+    # False: the server keeps no key for it, so it is retried only when it surely was not
+    # carried out (not connected, throttled, unavailable), never after a lost answer.
+    repeatable: bool = True
+    # A relay of a run's events: a re-opened stream continues after `Last-Event-ID` (nothing
+    # starts over) and an `error` event ends it.
+    relay: bool = False
 
     def request_headers(self) -> dict[str, str]:
         headers = dict(self.headers)
@@ -110,6 +120,12 @@ def retryable(response: httpx.Response) -> bool:
     return response.status_code in RETRY_STATUSES or (
         response.status_code == 409 and _json(response).get("code") == IN_FLIGHT
     )
+
+
+def retryable_failure(error: httpx.TransportError, call: Call) -> bool:
+    """A connection failure worth retrying: any for a repeatable call, else only one that kept
+    the request from reaching the server."""
+    return call.repeatable or isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
 
 
 def retry_after(response: httpx.Response) -> float | None:
@@ -194,6 +210,14 @@ def send(method: str, path: str, parse: Any, body: Any, options: Any) -> Call:
     return with_options(Call(method, path, parse, body=body), options, write=False)
 
 
+def once(method: str, path: str, parse: Any, body: Any, options: Any) -> Call:
+    """A write the server keeps no key for (a webhook endpoint made, rotated or deleted): not
+    repeated once it may have been carried out."""
+    call = with_options(Call(method, path, parse, body=body), options, write=False)
+    call.repeatable = False
+    return call
+
+
 def export(path: str, params: dict[str, Any], options: Any) -> Call:
     call = read(path, as_is, params, options)
     call.raw_text = params.get("format") not in (None, "json")
@@ -214,4 +238,10 @@ PARSERS = {
     "deletion": one(DeletionRequest),
     "hits": page_of(SearchHit),
     "usage": one(UsageRollup),
+    "run": one(Run),
+    "import": one(ImportReport),
+    "webhook": one(WebhookEndpoint),
+    "webhooks": lambda data, key: [WebhookEndpoint.from_json(item) for item in data],
+    "webhook_secret": one(WebhookEndpointWithSecret),
+    "nothing": lambda data, key: None,
 }

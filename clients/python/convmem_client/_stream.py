@@ -11,6 +11,9 @@ from .models import RespondResult
 # The HTTP status a non-streaming /respond answers for each `error` event's code.
 ERROR_STATUS = {
     "model_unavailable": 503,
+    "queue_unavailable": 503,
+    "run_lost": 503,
+    "run_cancelled": 409,
     "service_unavailable": 503,
     "model_error": 502,
     "answer_too_long": 502,
@@ -47,8 +50,9 @@ class StreamEvent:
 
 def stream_error(data: dict[str, Any], key: str | None) -> APIError:
     code = str(data.get("code", "internal_error"))
+    status = data.get("status")
     return APIError(
-        ERROR_STATUS.get(code, 502),
+        status if isinstance(status, int) else ERROR_STATUS.get(code, 502),
         code,
         str(data.get("detail", "")),
         body=data,
@@ -57,5 +61,6 @@ def stream_error(data: dict[str, Any], key: str | None) -> APIError:
 
 
 def resumable(error: APIError) -> bool:
-    """An error event a retry with the same key completes (the model failed mid-answer)."""
+    """An error event a retry with the same key completes (the model failed mid-answer, the
+    worker generating the answer stopped: ``run_lost``)."""
     return error.status == 503

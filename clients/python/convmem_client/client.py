@@ -11,37 +11,46 @@ import httpx
 from httpx_sse import EventSource
 
 from . import _core as core
-from ._core import UNSET, Call, CallOptions, Retries, WriteOptions
+from ._core import UNSET, Call, CallOptions, Retries, WriteOptions, as_is
 from ._stream import StreamEvent, resumable, stream_error
 from ._version import __version__
 from .errors import APIConnectionError, APITimeoutError
 from .models import (
     Context,
     DeletionRequest,
+    ImportReport,
     Message,
     MessageBatch,
     Page,
     Replay,
     RespondResult,
+    Run,
     SearchHit,
     Summary,
     Thread,
     TreeNode,
     UsageRollup,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
 )
 
 
 class ResponseStream:
     """The events of one streamed ``/respond`` (iterate it). ``idempotency_key`` is known before
-    the first event: a later ``respond``/``respond_stream`` with it resumes this turn."""
+    the first event: a later ``respond``/``respond_stream`` with it resumes this turn.
+    ``run_id`` is known after ``turn`` when the answer is generated in a worker (``run_events``
+    re-attaches to it). ``run_events`` answers one too (without a key)."""
 
-    def __init__(self, events: Iterator[StreamEvent], idempotency_key: str) -> None:
+    def __init__(self, events: Iterator[StreamEvent], idempotency_key: str | None) -> None:
         self._events = events
         self.idempotency_key = idempotency_key
+        self.run_id: str | None = None
         self.result: RespondResult | None = None
 
     def __iter__(self) -> Iterator[StreamEvent]:
         for event in self._events:
+            if event.type == "turn":
+                self.run_id = event.data.get("run_id", self.run_id)
             if event.type == "done":
                 self.result = event.result
             yield event
@@ -361,15 +370,24 @@ class Client:
         parent_id: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        background: bool = False,
         **options: Unpack[WriteOptions],
-    ) -> RespondResult:
+    ) -> RespondResult | Run:
         """One turn, answered: the user turn is stored, the model asked, its answer stored.
-        A 503 (the model down), a lost answer or a 409 (still answering) are retried with the
-        same key, which resumes the stored turn; when the retries run out the error carries the
-        key, and ``respond(…, idempotency_key=error.idempotency_key)`` resumes it later."""
+        A 503 (the model down, ``queue_unavailable``, ``run_lost``: its worker stopped), a lost
+        answer or a 409 ``idempotency_key_in_flight`` are retried with the same key, which
+        resumes the stored turn; ``409 thread_busy`` (another answer is being generated on the
+        thread) is not. When the retries run out the error carries the key, and
+        ``respond(…, idempotency_key=error.idempotency_key)`` resumes it later.
+
+        ``background=True`` (answers generated in a worker): the ``Run`` at once (202); follow
+        it with ``get_run`` or ``run_events``."""
         body = _respond_body(locals(), stream=False)
+        if background:
+            body["background"] = True
         path = f"/threads/{thread_id}/respond"
-        return self._execute(core.write("POST", path, core.PARSERS["respond"], body, options))
+        parse = core.PARSERS["run" if background else "respond"]
+        return self._execute(core.write("POST", path, parse, body, options))
 
     def respond_stream(
         self,
@@ -394,6 +412,97 @@ class Client:
         call = core.write("POST", path, core.PARSERS["respond"], body, options)
         assert call.key is not None
         return ResponseStream(self._stream(call), call.key)
+
+    # --- runs: answers generated in a worker ---------------------------------------------------
+
+    def get_run(self, thread_id: str, run_id: str, **options: Unpack[CallOptions]) -> Run:
+        """A run's state (``queued`` … ``completed``), and its answer's id once stored."""
+        path = f"/threads/{thread_id}/runs/{run_id}"
+        return self._execute(core.read(path, core.PARSERS["run"], None, options))
+
+    def cancel_run(self, thread_id: str, run_id: str, **options: Unpack[CallOptions]) -> Run:
+        """Ask the worker to stop: what it generated is stored as an ``interrupted`` answer.
+        ``409 run_finished`` (not retried) when the run is not running any more."""
+        path = f"/threads/{thread_id}/runs/{run_id}/cancel"
+        return self._execute(core.send("POST", path, core.PARSERS["run"], None, options))
+
+    def run_events(
+        self,
+        thread_id: str,
+        run_id: str,
+        last_event_id: str | int | None = None,
+        **options: Unpack[CallOptions],
+    ) -> ResponseStream:
+        """A run's events (``turn``, ``token``…, ``done``), from the start or after
+        ``last_event_id``. A dropped connection is re-opened after the last ``id:`` seen, so
+        every token comes once (no ``restart``); an ``error`` event (``run_cancelled``,
+        ``run_lost``, the model's error) is raised: ``run_lost`` is resumed by ``respond``
+        with the run's Idempotency-Key."""
+        call = core.read(f"/threads/{thread_id}/runs/{run_id}/events", as_is, None, options)
+        call.relay = True
+        if last_event_id is not None:
+            call.headers["Last-Event-ID"] = str(last_event_id)
+        return ResponseStream(self._stream(call), None)
+
+    # --- imports and webhook endpoints ---------------------------------------------------------
+
+    def import_conversations(
+        self,
+        data: list[Any] | dict[str, Any],
+        *,
+        user_ref: str | None = None,
+        format: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> ImportReport:
+        """Import exported conversations (``data``: the parsed file; ChatGPT's or Claude's
+        ``conversations.json``, or a convmem JSON export), one thread each. ``user_ref`` is
+        needed for ChatGPT and Claude. Safe to retry: a conversation imported before is
+        ``skipped``."""
+        body = core.compact({"data": data, "user_ref": user_ref, "format": format})
+        return self._execute(core.send("POST", "/imports", core.PARSERS["import"], body, options))
+
+    def list_webhook_endpoints(self, **options: Unpack[CallOptions]) -> list[WebhookEndpoint]:
+        """Every active endpoint of the tenant, oldest first (one list, not paged)."""
+        return self._execute(
+            core.read("/webhook-endpoints", core.PARSERS["webhooks"], None, options)
+        )
+
+    def iter_webhook_endpoints(self, **options: Unpack[CallOptions]) -> Iterator[WebhookEndpoint]:
+        yield from self.list_webhook_endpoints(**options)
+
+    def create_webhook_endpoint(
+        self, url: str, events: list[str], **options: Unpack[CallOptions]
+    ) -> WebhookEndpointWithSecret:
+        """Subscribe ``url`` to ``events`` (``response.completed``, ``response.failed``,
+        ``memo.ready``, ``deletion.completed``); the result has the signing ``secret``, shown
+        only now. The server keeps no Idempotency-Key for it: not retried once it may have
+        been carried out (a connection lost after sending raises ``APIConnectionError``; list
+        the endpoints before creating again)."""
+        body = {"url": url, "events": events}
+        call = core.once(
+            "POST", "/webhook-endpoints", core.PARSERS["webhook_secret"], body, options
+        )
+        return self._execute(call)
+
+    def get_webhook_endpoint(
+        self, endpoint_id: str, **options: Unpack[CallOptions]
+    ) -> WebhookEndpoint:
+        path = f"/webhook-endpoints/{endpoint_id}"
+        return self._execute(core.read(path, core.PARSERS["webhook"], None, options))
+
+    def delete_webhook_endpoint(self, endpoint_id: str, **options: Unpack[CallOptions]) -> None:
+        """Unsubscribe (not retried once it may have been carried out: a repeat is a 404)."""
+        path = f"/webhook-endpoints/{endpoint_id}"
+        self._execute(core.once("DELETE", path, core.PARSERS["nothing"], None, options))
+
+    def rotate_webhook_secret(
+        self, endpoint_id: str, **options: Unpack[CallOptions]
+    ) -> WebhookEndpointWithSecret:
+        """A new signing secret; the old one keeps signing beside it for a while (24 h by
+        default). Not retried once it may have been carried out."""
+        path = f"/webhook-endpoints/{endpoint_id}/rotate-secret"
+        call = core.once("POST", path, core.PARSERS["webhook_secret"], None, options)
+        return self._execute(call)
 
     # --- memos, replay, search -----------------------------------------------------------------
 
@@ -533,10 +642,12 @@ class Client:
                     timeout=call.timeout,
                 )
             except httpx.TransportError as error:
-                if attempt >= self.retries.max_retries:
+                if attempt >= self.retries.max_retries or not core.retryable_failure(error, call):
                     raise _connection_error(error, call.key) from error
                 wait = None
             else:
+                if response.status_code == 204:
+                    return call.parse(None, call.key)
                 if response.status_code < 400:
                     return call.parse(response.text if call.raw_text else response.json(), call.key)
                 if not core.retryable(response) or attempt >= self.retries.max_retries:
@@ -551,7 +662,7 @@ class Client:
             shown = False
             headers = {**self._headers, **call.request_headers(), "Accept": "text/event-stream"}
             if last_id:
-                headers["Last-Event-ID"] = last_id
+                headers["Last-Event-ID"] = last_id  # a relay continues after it
             try:
                 with self._http.stream(
                     call.method,
@@ -572,7 +683,11 @@ class Client:
                         server_retry = sse.retry if sse.retry is not None else server_retry
                         if sse.event == "error":
                             error = stream_error(sse.json(), call.key)
-                            if resumable(error) and attempt < self.retries.max_retries:
+                            if (
+                                resumable(error)
+                                and not call.relay
+                                and attempt < self.retries.max_retries
+                            ):
                                 break
                             raise error
                         yield StreamEvent(
@@ -589,7 +704,7 @@ class Client:
                 raise APIConnectionError(
                     "the stream kept ending before `done`", idempotency_key=call.key
                 )
-            if shown:
+            if shown and not call.relay:
                 yield StreamEvent("restart", {"attempt": attempt}, idempotency_key=call.key)
             wait = server_retry / 1000 if server_retry is not None else None
             time.sleep(self.retries.delay(attempt, wait))

@@ -19,6 +19,8 @@ __all__ = [
     "ChatMessage",
     "Context",
     "DeletionRequest",
+    "ImportReport",
+    "ImportResult",
     "MemoError",
     "MemoLag",
     "MemoSection",
@@ -29,6 +31,7 @@ __all__ = [
     "Replay",
     "Resource",
     "RespondResult",
+    "Run",
     "SearchHit",
     "Sections",
     "Summary",
@@ -39,6 +42,8 @@ __all__ = [
     "Usage",
     "UsagePeriod",
     "UsageRollup",
+    "WebhookEndpoint",
+    "WebhookEndpointWithSecret",
 ]
 
 ResourceT = TypeVar("ResourceT", bound="Resource")
@@ -365,3 +370,68 @@ class Page(Resource, Generic[ResourceT]):
     def of(cls, item_type: type[ResourceT], data: dict[str, Any]) -> Page[ResourceT]:
         results = [item_type.from_json(entry) for entry in data["results"]]
         return cls(results=results, next=data.get("next"), raw=data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run(Resource):
+    """A ``/respond`` generated in a worker: ids and states, never content. ``state`` is one of
+    ``queued``, ``running``, ``completed``, ``interrupted``, ``cancelled``, ``failed``; ``seq``
+    the last event's sequence number."""
+
+    __schema__ = "Run"
+    id: str
+    thread_id: str
+    state: str
+    seq: int
+    user_message_id: str
+    assistant_message_id: str | None
+    assembly_id: str | None
+    error: str | None
+    created_at: str
+    updated_at: str
+
+    @property
+    def finished(self) -> bool:
+        return self.state not in ("queued", "running")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportResult(Resource):
+    """One conversation of an import: ``status`` ``imported``, ``skipped`` (imported before)
+    or ``failed`` (``detail`` says why)."""
+
+    __schema__ = "ImportResult"
+    source_id: str
+    status: str
+    thread_id: str | None
+    messages: int
+    detail: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportReport(Resource):
+    __schema__ = "ImportReport"
+    format: str
+    imported: int
+    skipped: int
+    failed: int
+    results: list[ImportResult]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpoint(Resource):
+    __schema__ = "WebhookEndpoint"
+    id: str
+    url: str
+    events: list[str]
+    active: bool
+    created_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointWithSecret(WebhookEndpoint):
+    """An endpoint as created or rotated: with its signing ``secret`` (``whsec_…``), shown
+    only then."""
+
+    __schema__ = "WebhookEndpointWithSecret"
+    secret: str
