@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BooleanField, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
@@ -252,13 +252,17 @@ def thread_term_hits(
         below_depth=below_depth,
         per_term=per_term,
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and connection.in_atomic_block:
             # The document is costly to compute (a parse of the message) but the planner
             # prices it as a few operators: on a table of a few thousand rows it would scan
-            # them all and compute every document, for each word. Only the index is worth it.
-            cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(sql, params)
+            # them all and compute every document, for each word. Only the index is worth it,
+            # so sequential scans are off for the rest of the transaction (context assembly's:
+            # what follows reads by primary key and writes), set in the same round trip.
+            cursor.execute(f"SET LOCAL enable_seqscan = off; {sql}", params)
+            cursor.nextset()
+        else:
+            cursor.execute(sql, params)
         return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
 
 

@@ -195,3 +195,38 @@ def test_postgresql_answers_from_the_gin_index(acme):
         plan = "\n".join(row[0] for row in cursor.fetchall())
 
     assert search.PG_INDEX in plan
+
+
+@pytest.mark.postgres
+def test_a_lookup_within_a_thread_reads_only_the_index_on_an_unanalysed_table(acme):
+    """Recall's lookup: the thread is a lexeme of the indexed document, and no btree applies to
+    its bounds, so the GIN index answers it — with no statistics gathered, as on a fresh
+    database (through a (thread, …) btree the planner would parse every message of the thread;
+    scanning the table, every message)."""
+    thread = make_thread(acme.tenant)
+    for number in range(30):
+        append(thread, "user", f"note {number} about the parcel qzx{number}")
+    last = Message.objects.filter(thread=thread).order_by("-id").first()
+    sql, params = search.thread_term_hits_sql(
+        thread_id=thread.pk, terms=["qzx3"], below_id=last.pk, below_depth=last.depth, per_term=25
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM pg_stats WHERE tablename = 'threads_message'")
+        assert cursor.fetchone()[0] == 0
+        cursor.execute(f"SET LOCAL enable_seqscan = off; EXPLAIN {sql}", params)
+        cursor.nextset()
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        hits = search.thread_term_hits(
+            thread_id=thread.pk,
+            terms=["qzx3"],
+            below_id=last.pk,
+            below_depth=last.depth,
+            per_term=25,
+        )
+
+    assert search.PG_INDEX in plan
+    assert "Seq Scan" not in plan
+    assert "message_thread" not in plan
+    assert [hit.message_id for hit in hits] == [
+        m.pk for m in Message.objects.filter(thread=thread, content__endswith="qzx3")
+    ]
