@@ -23,6 +23,7 @@ from typing import Any
 
 import openai
 from django.conf import settings
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from convmem.profiles import profile_setting
 from convmem.telemetry import ModelCallSpan, model_call_start
@@ -180,13 +181,19 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
     client = _client(
         base_url, settings.CONVMEM_CHAT_API_KEY or "not-needed", settings.CONVMEM_CHAT_TIMEOUT
     )
-    extra: dict[str, Any] = {}
+    body: dict[str, Any] = {
+        "model": params.model,
+        "messages": messages,
+        "max_tokens": params.max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     if params.temperature is not None:
-        extra["temperature"] = params.temperature
+        body["temperature"] = params.temperature
     if params.cache_key:
-        extra["extra_body"] = {"prompt_cache_key": params.cache_key}
+        body["prompt_cache_key"] = params.cache_key
     if params.cache_breakpoint is not None:
-        messages = with_cache_breakpoint(messages, params.cache_breakpoint)
+        body["messages"] = with_cache_breakpoint(messages, params.cache_breakpoint)
     span = model_call_start(
         model=params.model,
         base_url=base_url,
@@ -195,13 +202,15 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
         purpose="respond",
     )
     try:
-        stream = client.chat.completions.create(
-            model=params.model,
-            messages=messages,
-            max_tokens=params.max_tokens,
+        # The body as sent: ``chat.completions.create`` would first walk every message through
+        # its typed-dict transform (6 ms for 40 turns, growing with the thread) to produce the
+        # same JSON, all of it before the first token.
+        stream = client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
             stream=True,
-            stream_options={"include_usage": True},
-            **extra,
+            stream_cls=openai.Stream[ChatCompletionChunk],
         )
     except (openai.APIError, ValueError) as error:
         span.finish(error=error)
