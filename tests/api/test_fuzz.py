@@ -71,6 +71,8 @@ STATE_CODES = {
     "invalid_query",
     # imports: a ChatGPT or Claude export names no end user, and the request named none
     "user_ref_required",
+    # webhooks: an endpoint's host must resolve to a public address (DNS, and a setting)
+    "webhook_url_refused",
 }
 UNSTATED_RULES = {
     "Invalid cursor.",
@@ -82,6 +84,8 @@ UNSTATED_RULES = {
     # null content, which the schema allows for an assistant turn that only calls tools (on an
     # edit the role is the edited message's, which the body cannot show)
     NULL_CONTENT,
+    # a webhook URL: the schema says `uri`, which admits more than an http(s) URL with a host
+    "Enter a valid URL.",
 }
 ID_FIELDS = {
     "thread_id": "thr_",
