@@ -332,17 +332,20 @@ def _move_leaf(thread: Thread, leaf: Message) -> None:
     thread.save(update_fields=["active_leaf", "updated_at"])
 
 
-# One statement for the common append on PostgreSQL: lock the thread row (FOR NO KEY UPDATE, as
-# ``_lock_thread``), read the parent (the active leaf, or the named node), insert the node under
-# it, move the leaf, write the audit event. It inserts nothing — and the caller takes the
-# ordinary path, which raises the right error or waits its turn — when the thread is deleted,
-# the parent is unknown, the parent opens or ends a tool group (those checks need a walk), or
-# the leaf moved while the lock was awaited: the new leaf, committed after this statement's
-# snapshot, is invisible to it (the ordinary path reads it in a statement of its own).
+# One round trip for the common append on PostgreSQL: lock the thread row (FOR NO KEY UPDATE, as
+# ``_lock_thread``), then one statement reads the parent (the active leaf, or the named node),
+# inserts the node under it, moves the leaf and writes the audit event. The lock is a statement
+# of its own, sent in the same query string: the second statement then starts from a snapshot
+# taken once the lock is held. Locking inside the writing statement made it update the row
+# version its older snapshot saw while other appends queued on that version's tuple lock, which
+# PostgreSQL reported as deadlocks under concurrent appends to one thread. The statement inserts
+# nothing — and the caller takes the ordinary path, which raises the right error — when the
+# thread is deleted, the parent is unknown, or the parent opens or ends a tool group (those
+# checks need a walk).
 _ONE_STATEMENT_APPEND = """
+SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
 WITH t AS (
     SELECT id, active_leaf_id FROM {thread} WHERE id = %s AND deleted_at IS NULL
-    FOR NO KEY UPDATE
 ), p AS (
     SELECT m.id, m.depth, m.public_id, m.role FROM {message} m JOIN t ON {parent}
     WHERE m.tool_calls IS NULL AND m.role <> 'tool'
@@ -421,6 +424,7 @@ def _append_with_ctes(
     )
     params = [
         thread.pk,
+        thread.pk,
         *parent_params,
         *node.values(),
         timezone.now(),
@@ -430,6 +434,7 @@ def _append_with_ctes(
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+        cursor.nextset()
         row = cursor.fetchone()
     return row
 
