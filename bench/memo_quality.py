@@ -16,10 +16,12 @@ facts, every memo within its size. Exits 1 if it is not met. No database is used
 
 With ``--services`` the conversations go through convmem itself instead of the simulation, in
 a scratch database (``bench_database``; PostgreSQL if ``DATABASE_URL`` names one): every message
-is appended with the threads service, the context is assembled after each user turn (curator/3,
-window 8192, reserve 1024), pending memos are written at once by the memo writer (rolling memos,
-segments sized by the summarizer's context), and each checkpoint scores the model input the
-context endpoint returns — the memo and the recent turns exactly as the model would read them.
+is appended with the threads service, the context is assembled after each user turn (window
+8192, reserve 1024, the memo size of threads without a profile,
+``CONVMEM_DEFAULT_MEMO_MAX_TOKENS``), pending memos are written at once by the memo writer
+(rolling memos, segments sized by the summarizer's context), and each checkpoint scores the
+model input the context endpoint returns — the memo and the recent turns exactly as the model
+would read them.
 """
 
 import argparse
@@ -107,6 +109,8 @@ def main() -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
+    from django.conf import settings
+
     from compaction.backends import get_backend
     from compaction.profiles import writer_segment_tokens
     from memo_eval.project.generator import SPLITS, generate
@@ -122,12 +126,14 @@ def evaluate(args: argparse.Namespace) -> int:
     for phrasing, conversations in by_phrasing.items():
         seeds = [conversation.seed for conversation in conversations]
         if args.services:
-            # Segments are the curator's: at most this many tokens, usually ending earlier.
+            # The memo size of threads without a profile; segments are the curator's: at most
+            # this many tokens, usually ending earlier.
+            memo_tokens = settings.CONVMEM_DEFAULT_MEMO_MAX_TOKENS
             loop = replace(
                 DEFAULT_LOOP,
+                memo_tokens=memo_tokens,
                 segment_tokens=writer_segment_tokens(
-                    context_tokens=backend.context_tokens,
-                    memo_max_tokens=DEFAULT_LOOP.memo_tokens,
+                    context_tokens=backend.context_tokens, memo_max_tokens=memo_tokens
                 ),
             )
             report = evaluate_split(backend, [], loop)
