@@ -5,15 +5,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('convmem', '0005_prompt_cache_and_block_marks'),
+        ("convmem", "0005_prompt_cache_and_block_marks"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='modelprofile',
-            name='memo_max_tokens',
-            field=models.PositiveIntegerField(default=1024, validators=[django.core.validators.MinValueValidator(16)]),
+            model_name="modelprofile",
+            name="memo_max_tokens",
+            field=models.PositiveIntegerField(
+                default=1024, validators=[django.core.validators.MinValueValidator(16)]
+            ),
         ),
     ]
