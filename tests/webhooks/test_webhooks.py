@@ -3,9 +3,7 @@
 retries, a local receiver; payloads with ids and states, never content."""
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -15,29 +13,9 @@ from tests.compaction.helpers import wait_for
 from tests.conftest import make_thread
 from tests.respond.conftest import REPLY, chat  # noqa: F401  (the chat server fixture)
 from tests.support.webhook_receiver import WebhookReceiver
-from tests.support.worker import CeleryWorker, start_worker
+from tests.webhooks.conftest import ENDPOINTS, subscribe
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import signed_headers, webhook_secret_rotate
-
-ENDPOINTS = "/api/v1/webhook-endpoints"
-
-
-@pytest.fixture(scope="module")
-def webhook_worker(django_db_setup: None) -> Iterator[CeleryWorker]:
-    env = {"CONVMEM_WEBHOOKS_ALLOW_PRIVATE": "1", "CONVMEM_WEBHOOKS_BACKOFF": "0.2"}
-    with start_worker(env) as worker:
-        yield worker
-
-
-@pytest.fixture
-def allow_loopback(settings: Any) -> None:
-    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = True
-
-
-def subscribe(kit, url: str, events: list[str]) -> dict[str, Any]:
-    response = kit.client.post(ENDPOINTS, {"url": url, "events": events}, format="json")
-    assert response.status_code == 201, response.data
-    return response.data
 
 
 @pytest.mark.django_db
