@@ -1,16 +1,39 @@
 """Webhook endpoints and the delivery log, with redelivery."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from convmem.admin_changelist import ConvmemModelAdmin
+from convmem.errors import InvalidRequest
 from webhooks import services
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.models import EVENT_TYPES, WebhookDelivery, WebhookEndpoint
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    """Events as checkboxes (not a JSON text box), and the URL checked as the API checks it,
+    so a refused address is a form error rather than a server error."""
+
+    url = forms.URLField(max_length=2000, assume_scheme="https")
+    events = forms.MultipleChoiceField(
+        choices=[(event, event) for event in EVENT_TYPES], widget=forms.CheckboxSelectMultiple
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["tenant", "url", "events", "active"]
+
+    def clean_url(self) -> str:
+        try:
+            return services.webhook_url_checked(self.cleaned_data["url"])
+        except InvalidRequest as error:
+            raise forms.ValidationError(str(error.detail)) from error
 
 
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(ConvmemModelAdmin):
+    form = WebhookEndpointForm
     list_display = ["public_id", "tenant", "url", "events", "active", "created_at"]
     list_filter = ["active"]
     search_fields = ["public_id", "url", "tenant__name"]

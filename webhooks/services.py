@@ -59,7 +59,8 @@ def _refused_address(host: str) -> str | None:
     return None
 
 
-def _checked_url(url: str) -> str:
+def webhook_url_checked(url: str) -> str:
+    """``url``, or ``InvalidRequest`` if it is not http(s) or its host is refused."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidRequest("url must be an http(s) URL.", code="invalid_webhook_url")
@@ -80,7 +81,10 @@ def _checked_events(events: list[str]) -> list[str]:
 
 def webhook_endpoint_create(*, tenant: Tenant, url: str, events: list[str]) -> WebhookEndpoint:
     return WebhookEndpoint.objects.create(
-        tenant=tenant, url=_checked_url(url), events=_checked_events(events), secret=_new_secret()
+        tenant=tenant,
+        url=webhook_url_checked(url),
+        events=_checked_events(events),
+        secret=_new_secret(),
     )
 
 
