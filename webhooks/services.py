@@ -88,6 +88,18 @@ def webhook_endpoint_create(*, tenant: Tenant, url: str, events: list[str]) -> W
     )
 
 
+def webhook_endpoint_update(
+    *, endpoint: WebhookEndpoint, url: str | None = None, events: list[str] | None = None
+) -> WebhookEndpoint:
+    """Change what is given of ``url`` and ``events`` (checked as at creation)."""
+    if url is not None:
+        endpoint.url = webhook_url_checked(url)
+    if events is not None:
+        endpoint.events = _checked_events(events)
+    endpoint.save(update_fields=["url", "events"])
+    return endpoint
+
+
 def webhook_secret_rotate(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
     """A new secret; the old one keeps signing beside it for
     ``CONVMEM_WEBHOOKS_ROTATION_HOURS``."""

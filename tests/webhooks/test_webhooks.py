@@ -98,3 +98,41 @@ def test_a_completed_answer_is_delivered_signed_and_retried(
     assert delivery.attempts == 3
     assert delivery.last_status_code == 204
     assert delivery.event_id == last.headers["webhook-id"]
+    log = acme.client.get(f"{ENDPOINTS}/{endpoint['id']}/deliveries").data
+    assert log["next"] is None
+    assert [(d["event_id"], d["status"], d["attempts"]) for d in log["results"]] == [
+        (delivery.event_id, "delivered", 3)
+    ]
+    assert log["results"][0]["last_status_code"] == 204
+    assert "payload" not in log["results"][0]
+
+
+@pytest.mark.django_db
+def test_an_endpoint_is_updated_as_it_was_checked_at_creation(acme, globex, allow_loopback):
+    created = subscribe(acme, "http://127.0.0.1:9/hooks", ["memo.ready"])
+    url = f"{ENDPOINTS}/{created['id']}"
+    updated = acme.client.patch(url, {"events": ["response.failed", "memo.ready"]}, format="json")
+    assert updated.status_code == 200
+    assert updated.data["events"] == ["memo.ready", "response.failed"]
+    assert updated.data["url"] == "http://127.0.0.1:9/hooks"
+    assert "secret" not in updated.data
+    moved = acme.client.patch(url, {"url": "http://127.0.0.1:10/hooks"}, format="json")
+    assert moved.data["url"] == "http://127.0.0.1:10/hooks"
+
+    assert globex.client.patch(url, {"events": ["memo.ready"]}, format="json").status_code == 404
+    assert globex.client.get(f"{url}/deliveries").status_code == 404
+    unknown = acme.client.patch(url, {"events": ["memo.deleted"]}, format="json")
+    assert unknown.status_code == 400
+
+
+@pytest.mark.django_db
+def test_an_endpoint_cannot_be_moved_to_a_private_address(acme, settings):
+    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = True
+    created = subscribe(acme, "http://127.0.0.1:9/hooks", ["memo.ready"])
+    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = False
+    refused = acme.client.patch(
+        f"{ENDPOINTS}/{created['id']}", {"url": "http://10.0.0.8/hooks"}, format="json"
+    )
+    assert refused.status_code == 400
+    assert refused.data["code"] == "webhook_url_refused"
+    assert WebhookEndpoint.objects.get(public_id=created["id"]).url == "http://127.0.0.1:9/hooks"
