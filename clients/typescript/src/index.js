@@ -591,7 +591,7 @@ function apiError(response, text, key) {
 
 function streamError(data, key) {
   const code = String(data?.code ?? "internal_error");
-  return new APIError(STREAM_ERROR_STATUS[code] ?? 502, code, String(data?.detail ?? ""), { body: data, idempotencyKey: key });
+  return new APIError(data?.status ?? STREAM_ERROR_STATUS[code] ?? 502, code, String(data?.detail ?? ""), { body: data, idempotencyKey: key });
 }
 
 function retryable(error) {
