@@ -5,9 +5,12 @@ and verified there with the ``standardwebhooks`` library; ids and states, never 
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils.dateparse import parse_datetime
 from standardwebhooks.webhooks import Webhook
 
+from audit.deletion import deletion_request_approve, deletion_request_execute
+from audit.models import DeletionRequest
 from compaction.models import Summary
 from respond.models import RespondRun
 from tests.compaction.helpers import grow, post_context, wait_for
@@ -93,6 +96,37 @@ def test_a_thread_deleted_through_the_api_announces_its_erasure(acme):
     assert data["counts"]["messages"] == 4
     only_ids_and_states(received[0])
     delivered(received[0].headers["webhook-id"])
+
+
+def test_a_request_staff_approved_and_the_worker_executed_announces_its_erasure(acme):
+    leaving = make_thread(acme.tenant, user_ref="user-leaving")
+    grow(leaving, 2)
+    officer = User.objects.create_superuser("officer")
+    with WebhookReceiver() as receiver:
+        endpoint = subscribe(acme, receiver.url, ["deletion.completed"])
+        filed = acme.client.post(
+            "/api/v1/deletion-requests",
+            {"user_ref": "user-leaving", "reason": "account closed"},
+            format="json",
+        )
+        assert filed.status_code == 202
+        request = DeletionRequest.objects.get(public_id=filed.data["id"])
+        deletion_request_approve(request=request, user=officer)
+        assert not WebhookDelivery.objects.exists()  # approved is not done: nothing erased yet
+        deletion_request_execute(request=request, user=officer)
+        wait_for(lambda: receiver.received)
+        received = receiver.received
+
+    assert len(received) == 1
+    data = verified(received[0], endpoint["secret"])["data"]
+    executed = acme.client.get(f"/api/v1/deletion-requests/{filed.data['id']}").data
+    assert executed["status"] == "executed"
+    assert data["deletion_request_id"] == filed.data["id"]
+    assert (data["thread_id"], data["message_id"]) == (None, None)  # a user's data, not a thread
+    assert data["counts"] == executed["proof"]["counts"]
+    assert data["counts"]["threads"] == 1
+    assert b"user-leaving" not in received[0].body
+    only_ids_and_states(received[0])
 
 
 def test_an_answer_the_model_could_not_give_is_announced_as_failed(acme, chat):  # noqa: F811
