@@ -182,6 +182,12 @@ def delivery_send(*, delivery_id: int) -> None:
     if delivery is None:
         return
     endpoint = delivery.endpoint
+    if not endpoint.active:
+        # Unsubscribed since the event: its retries (and redeliveries) stop here.
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            status=WebhookDelivery.Status.FAILED, last_error="the endpoint was deleted"
+        )
+        return
     body = json.dumps(delivery.payload, separators=(",", ":"))
     fields: dict[str, Any] = {"attempts": delivery.attempts + 1}
     try:

@@ -15,7 +15,7 @@ from tests.respond.conftest import REPLY, chat  # noqa: F401  (the chat server f
 from tests.support.webhook_receiver import WebhookReceiver
 from tests.webhooks.conftest import ENDPOINTS, subscribe
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.services import signed_headers, webhook_secret_rotate
+from webhooks.services import delivery_send, signed_headers, webhook_secret_rotate
 
 
 @pytest.mark.django_db
@@ -136,3 +136,20 @@ def test_an_endpoint_cannot_be_moved_to_a_private_address(acme, settings):
     assert refused.status_code == 400
     assert refused.data["code"] == "webhook_url_refused"
     assert WebhookEndpoint.objects.get(public_id=created["id"]).url == "http://127.0.0.1:9/hooks"
+
+
+@pytest.mark.django_db
+def test_a_deleted_endpoint_gets_no_more_attempts(acme, allow_loopback):
+    with WebhookReceiver() as receiver:
+        endpoint = subscribe(acme, receiver.url, ["deletion.completed"])
+        thread = make_thread(acme.tenant)
+        assert acme.client.delete(f"/api/v1/threads/{thread.public_id}").status_code == 200
+        delivery = WebhookDelivery.objects.get()
+        assert acme.client.delete(f"{ENDPOINTS}/{endpoint['id']}").status_code == 204
+
+        delivery_send(delivery_id=delivery.pk)  # what the worker's next attempt runs
+
+        assert receiver.received == []
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", 0)
+    assert delivery.last_error == "the endpoint was deleted"
