@@ -427,6 +427,8 @@ def _finish(request: DeletionRequest, actor: Actor) -> None:
             event_type="deletion.completed",
             data={
                 "deletion_request_id": locked.public_id,
+                "thread_id": locked.thread.public_id if locked.thread_id else None,
+                "message_id": locked.message.public_id if locked.message_id else None,
                 "status": Status.EXECUTED,
                 "executed_at": now.isoformat(),
                 "counts": proof["counts"],

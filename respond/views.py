@@ -250,6 +250,11 @@ class RespondView(APIView):
         parameters=[idempotency_parameter(required=True)],
         responses={
             201: RespondResultSerializer,
+            202: OpenApiResponse(
+                response=RunSerializer,
+                description="`background: true`: the run, queued; follow it with `GET "
+                "…/runs/{run_id}` or its events.",
+            ),
             (200, "text/event-stream"): OpenApiResponse(
                 response=SSE_EVENT_SCHEMA, description=SSE_DESCRIPTION
             ),

@@ -24,3 +24,26 @@ class WebhookEndpointSerializer(serializers.Serializer):
 
 class WebhookEndpointWithSecretSerializer(WebhookEndpointSerializer):
     secret = serializers.CharField()
+
+
+class WebhookEndpointUpdateSerializer(serializers.Serializer):
+    url = serializers.URLField(max_length=2000, required=False)
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=EVENT_TYPES),
+        min_length=1,
+        max_length=8,
+        required=False,
+    )
+
+
+class WebhookDeliverySerializer(serializers.Serializer):
+    """One event sent (or being sent) to an endpoint: how it went, never its payload."""
+
+    event_id = serializers.CharField(help_text="The `webhook-id` header of every attempt.")
+    event_type = serializers.CharField()
+    status = serializers.ChoiceField(choices=["pending", "delivered", "failed"])
+    attempts = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    delivered_at = serializers.DateTimeField(allow_null=True)

@@ -59,7 +59,8 @@ def _refused_address(host: str) -> str | None:
     return None
 
 
-def _checked_url(url: str) -> str:
+def webhook_url_checked(url: str) -> str:
+    """``url``, or ``InvalidRequest`` if it is not http(s) or its host is refused."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidRequest("url must be an http(s) URL.", code="invalid_webhook_url")
@@ -80,8 +81,23 @@ def _checked_events(events: list[str]) -> list[str]:
 
 def webhook_endpoint_create(*, tenant: Tenant, url: str, events: list[str]) -> WebhookEndpoint:
     return WebhookEndpoint.objects.create(
-        tenant=tenant, url=_checked_url(url), events=_checked_events(events), secret=_new_secret()
+        tenant=tenant,
+        url=webhook_url_checked(url),
+        events=_checked_events(events),
+        secret=_new_secret(),
     )
+
+
+def webhook_endpoint_update(
+    *, endpoint: WebhookEndpoint, url: str | None = None, events: list[str] | None = None
+) -> WebhookEndpoint:
+    """Change what is given of ``url`` and ``events`` (checked as at creation)."""
+    if url is not None:
+        endpoint.url = webhook_url_checked(url)
+    if events is not None:
+        endpoint.events = _checked_events(events)
+    endpoint.save(update_fields=["url", "events"])
+    return endpoint
 
 
 def webhook_secret_rotate(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
@@ -166,6 +182,12 @@ def delivery_send(*, delivery_id: int) -> None:
     if delivery is None:
         return
     endpoint = delivery.endpoint
+    if not endpoint.active:
+        # Unsubscribed since the event: its retries (and redeliveries) stop here.
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            status=WebhookDelivery.Status.FAILED, last_error="the endpoint was deleted"
+        )
+        return
     body = json.dumps(delivery.payload, separators=(",", ":"))
     fields: dict[str, Any] = {"attempts": delivery.attempts + 1}
     try:

@@ -14,4 +14,9 @@ urlpatterns = [
         views.WebhookSecretRotateView.as_view(),
         name="webhook-endpoint-rotate",
     ),
+    path(
+        "webhook-endpoints/<str:endpoint_id>/deliveries",
+        views.WebhookDeliveryListView.as_view(),
+        name="webhook-endpoint-deliveries",
+    ),
 ]

@@ -1,17 +1,22 @@
 """The webhook endpoints API: thin, tenant-scoped (another tenant's endpoint is a 404)."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from convmem.api import tenant_of
-from webhooks import services
+from convmem.pagination import LIMIT_DESCRIPTION, LIMIT_SCHEMA, NewestFirstPagination
+from webhooks import selectors, services
 from webhooks.models import WebhookEndpoint
 from webhooks.serializers import (
+    WebhookDeliverySerializer,
     WebhookEndpointCreateSerializer,
     WebhookEndpointSerializer,
+    WebhookEndpointUpdateSerializer,
     WebhookEndpointWithSecretSerializer,
 )
 
@@ -21,8 +26,8 @@ class WebhookEndpointListView(APIView):
         operation_id="webhook_endpoints_list", responses={200: WebhookEndpointSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
-        endpoints = WebhookEndpoint.objects.filter(tenant=tenant_of(request), active=True)
-        return Response(WebhookEndpointSerializer(endpoints.order_by("pk"), many=True).data)
+        endpoints = selectors.webhook_endpoints(tenant=tenant_of(request))
+        return Response(WebhookEndpointSerializer(endpoints, many=True).data)
 
     @extend_schema(
         operation_id="webhook_endpoints_create",
@@ -44,7 +49,7 @@ class WebhookEndpointListView(APIView):
 
 def _endpoint(request: Request, endpoint_id: str) -> WebhookEndpoint:
     return get_object_or_404(
-        WebhookEndpoint, tenant=tenant_of(request), public_id=endpoint_id, active=True
+        selectors.webhook_endpoints(tenant=tenant_of(request)), public_id=endpoint_id
     )
 
 
@@ -54,6 +59,21 @@ class WebhookEndpointView(APIView):
     )
     def get(self, request: Request, endpoint_id: str) -> Response:
         return Response(WebhookEndpointSerializer(_endpoint(request, endpoint_id)).data)
+
+    @extend_schema(
+        operation_id="webhook_endpoints_update",
+        description="Change the `url` or the `events` (checked as at creation); the secret "
+        "stays. Events already recorded go to the endpoint's new URL.",
+        request=WebhookEndpointUpdateSerializer,
+        responses={200: WebhookEndpointSerializer},
+    )
+    def patch(self, request: Request, endpoint_id: str) -> Response:
+        data = WebhookEndpointUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        endpoint = services.webhook_endpoint_update(
+            endpoint=_endpoint(request, endpoint_id), **data.validated_data
+        )
+        return Response(WebhookEndpointSerializer(endpoint).data)
 
     @extend_schema(operation_id="webhook_endpoints_destroy", responses={204: None})
     def delete(self, request: Request, endpoint_id: str) -> Response:
@@ -74,3 +94,35 @@ class WebhookSecretRotateView(APIView):
     def post(self, request: Request, endpoint_id: str) -> Response:
         endpoint = services.webhook_secret_rotate(endpoint=_endpoint(request, endpoint_id))
         return Response(WebhookEndpointWithSecretSerializer(endpoint).data)
+
+
+class WebhookDeliveryListView(APIView):
+    pagination_class = NewestFirstPagination
+
+    @extend_schema(
+        operation_id="webhook_endpoints_deliveries",
+        description="The endpoint's delivery log, newest first: each event's id (the "
+        "`webhook-id` header), type, status (`pending`, `delivered`, `failed`), attempts and "
+        "the last answer. Payloads are not repeated here.",
+        parameters=[
+            OpenApiParameter("limit", LIMIT_SCHEMA, description=LIMIT_DESCRIPTION),
+            OpenApiParameter("cursor", OpenApiTypes.STR, description="Opaque cursor from `next`."),
+        ],
+        responses=inline_serializer(
+            name="WebhookDeliveryPage",
+            fields={
+                "results": WebhookDeliverySerializer(many=True),
+                "next": serializers.URLField(allow_null=True),
+            },
+        ),
+    )
+    def get(self, request: Request, endpoint_id: str) -> Response:
+        deliveries = selectors.webhook_deliveries(endpoint=_endpoint(request, endpoint_id))
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(deliveries, request, view=self)
+        return Response(
+            {
+                "results": WebhookDeliverySerializer(page, many=True).data,
+                "next": paginator.get_next_link(),
+            }
+        )

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import override_settings
 from playwright.sync_api import Page
 
 from audit.deletion import deletion_request_file
@@ -14,6 +15,8 @@ from auditlog.events import Actor
 from tests.admin.conftest import PASSWORD, build_branched, build_memo_thread, write_embellished
 from tests.browser.conftest import screenshot
 from tests.conftest import SYSTEM, TenantKit
+from webhooks.models import EVENT_TYPES
+from webhooks.services import webhook_endpoint_create, webhook_event_emit
 
 pytestmark = [
     pytest.mark.browser,
@@ -69,6 +72,18 @@ def build_data(kit: TenantKit) -> None:
         reason="Litigation 2026-14: keep everything",
     )
     assert memo.assembly
+    with override_settings(CONVMEM_WEBHOOKS_ALLOW_PRIVATE=True):
+        endpoint = webhook_endpoint_create(
+            tenant=kit.tenant,
+            url="http://127.0.0.1:9/hooks/convmem/a-rather-long-receiver-path-0042",
+            events=list(EVENT_TYPES),
+        )
+    webhook_event_emit(
+        tenant_id=kit.tenant.pk,
+        event_type="deletion.completed",
+        data={"deletion_request_id": "del_x", "status": "executed"},
+    )
+    assert endpoint.deliveries.count() == 1
 
 
 def test_every_changelist_is_readable_at_1400_px(live_server, open_page, acme: TenantKit):

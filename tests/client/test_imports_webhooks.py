@@ -11,6 +11,7 @@ from convmem_client import (
     APIError,
     Client,
     ImportReport,
+    WebhookDelivery,
     WebhookEndpoint,
     WebhookEndpointWithSecret,
 )
@@ -121,3 +122,25 @@ def test_the_async_client_manages_webhook_endpoints(connect_async, acme, private
     created, listed, after = asyncio.run(scenario())
     assert listed == created
     assert after == []
+
+
+def test_an_endpoint_is_changed_and_its_delivery_log_read(connect, acme, private_urls):
+    api = connect(acme)
+    created = api.create_webhook_endpoint("http://127.0.0.1:9/hooks", ["memo.ready"])
+    changed = api.update_webhook_endpoint(created.id, events=["deletion.completed"])
+    assert (changed.url, changed.events) == ("http://127.0.0.1:9/hooks", ["deletion.completed"])
+    assert api.webhook_deliveries(created.id).results == []
+
+    thread = api.create_thread("user-42")
+    erased = api.delete_thread(thread.id)  # recorded for the endpoint (no worker sends it here)
+    page = api.webhook_deliveries(created.id, limit=5)
+    assert page.next is None
+    [delivery] = page.results
+    assert isinstance(delivery, WebhookDelivery)
+    assert (delivery.event_type, delivery.status, delivery.attempts) == (
+        "deletion.completed",
+        "pending",
+        0,
+    )
+    assert [d.event_id for d in api.iter_webhook_deliveries(created.id)] == [delivery.event_id]
+    assert erased.status == "executed"

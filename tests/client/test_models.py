@@ -26,6 +26,7 @@ def test_every_resource_of_the_schema_has_a_class(components):
     responses = {"Thread", "Message", "TreeNode", "MessageBatch", "ContextResponse", "Summary"}
     responses |= {"Replay", "RespondResult", "DeletionRequest", "SearchHit", "UsageRollup"}
     responses |= {"Run", "ImportReport", "WebhookEndpoint", "WebhookEndpointWithSecret"}
+    responses |= {"WebhookDelivery"}
     assert responses <= {cls.__schema__ for cls in RESOURCES}
 
 

@@ -3,9 +3,7 @@
 retries, a local receiver; payloads with ids and states, never content."""
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -15,29 +13,9 @@ from tests.compaction.helpers import wait_for
 from tests.conftest import make_thread
 from tests.respond.conftest import REPLY, chat  # noqa: F401  (the chat server fixture)
 from tests.support.webhook_receiver import WebhookReceiver
-from tests.support.worker import CeleryWorker, start_worker
+from tests.webhooks.conftest import ENDPOINTS, subscribe
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.services import signed_headers, webhook_secret_rotate
-
-ENDPOINTS = "/api/v1/webhook-endpoints"
-
-
-@pytest.fixture(scope="module")
-def webhook_worker(django_db_setup: None) -> Iterator[CeleryWorker]:
-    env = {"CONVMEM_WEBHOOKS_ALLOW_PRIVATE": "1", "CONVMEM_WEBHOOKS_BACKOFF": "0.2"}
-    with start_worker(env) as worker:
-        yield worker
-
-
-@pytest.fixture
-def allow_loopback(settings: Any) -> None:
-    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = True
-
-
-def subscribe(kit, url: str, events: list[str]) -> dict[str, Any]:
-    response = kit.client.post(ENDPOINTS, {"url": url, "events": events}, format="json")
-    assert response.status_code == 201, response.data
-    return response.data
+from webhooks.services import delivery_send, signed_headers, webhook_secret_rotate
 
 
 @pytest.mark.django_db
@@ -120,3 +98,58 @@ def test_a_completed_answer_is_delivered_signed_and_retried(
     assert delivery.attempts == 3
     assert delivery.last_status_code == 204
     assert delivery.event_id == last.headers["webhook-id"]
+    log = acme.client.get(f"{ENDPOINTS}/{endpoint['id']}/deliveries").data
+    assert log["next"] is None
+    assert [(d["event_id"], d["status"], d["attempts"]) for d in log["results"]] == [
+        (delivery.event_id, "delivered", 3)
+    ]
+    assert log["results"][0]["last_status_code"] == 204
+    assert "payload" not in log["results"][0]
+
+
+@pytest.mark.django_db
+def test_an_endpoint_is_updated_as_it_was_checked_at_creation(acme, globex, allow_loopback):
+    created = subscribe(acme, "http://127.0.0.1:9/hooks", ["memo.ready"])
+    url = f"{ENDPOINTS}/{created['id']}"
+    updated = acme.client.patch(url, {"events": ["response.failed", "memo.ready"]}, format="json")
+    assert updated.status_code == 200
+    assert updated.data["events"] == ["memo.ready", "response.failed"]
+    assert updated.data["url"] == "http://127.0.0.1:9/hooks"
+    assert "secret" not in updated.data
+    moved = acme.client.patch(url, {"url": "http://127.0.0.1:10/hooks"}, format="json")
+    assert moved.data["url"] == "http://127.0.0.1:10/hooks"
+
+    assert globex.client.patch(url, {"events": ["memo.ready"]}, format="json").status_code == 404
+    assert globex.client.get(f"{url}/deliveries").status_code == 404
+    unknown = acme.client.patch(url, {"events": ["memo.deleted"]}, format="json")
+    assert unknown.status_code == 400
+
+
+@pytest.mark.django_db
+def test_an_endpoint_cannot_be_moved_to_a_private_address(acme, settings):
+    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = True
+    created = subscribe(acme, "http://127.0.0.1:9/hooks", ["memo.ready"])
+    settings.CONVMEM_WEBHOOKS_ALLOW_PRIVATE = False
+    refused = acme.client.patch(
+        f"{ENDPOINTS}/{created['id']}", {"url": "http://10.0.0.8/hooks"}, format="json"
+    )
+    assert refused.status_code == 400
+    assert refused.data["code"] == "webhook_url_refused"
+    assert WebhookEndpoint.objects.get(public_id=created["id"]).url == "http://127.0.0.1:9/hooks"
+
+
+@pytest.mark.django_db
+def test_a_deleted_endpoint_gets_no_more_attempts(acme, allow_loopback):
+    with WebhookReceiver() as receiver:
+        endpoint = subscribe(acme, receiver.url, ["deletion.completed"])
+        thread = make_thread(acme.tenant)
+        assert acme.client.delete(f"/api/v1/threads/{thread.public_id}").status_code == 200
+        delivery = WebhookDelivery.objects.get()
+        assert acme.client.delete(f"{ENDPOINTS}/{endpoint['id']}").status_code == 204
+
+        delivery_send(delivery_id=delivery.pk)  # what the worker's next attempt runs
+
+        assert receiver.received == []
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", 0)
+    assert delivery.last_error == "the endpoint was deleted"

@@ -39,6 +39,7 @@ from .models import (
     Usage,
     UsagePeriod,
     UsageRollup,
+    WebhookDelivery,
     WebhookEndpoint,
     WebhookEndpointWithSecret,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "Usage",
     "UsagePeriod",
     "UsageRollup",
+    "WebhookDelivery",
     "WebhookEndpoint",
     "WebhookEndpointWithSecret",
     "__version__",

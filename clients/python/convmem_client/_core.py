@@ -28,6 +28,7 @@ from .models import (
     Thread,
     TreeNode,
     UsageRollup,
+    WebhookDelivery,
     WebhookEndpoint,
     WebhookEndpointWithSecret,
 )
@@ -243,5 +244,6 @@ PARSERS = {
     "webhook": one(WebhookEndpoint),
     "webhooks": lambda data, key: [WebhookEndpoint.from_json(item) for item in data],
     "webhook_secret": one(WebhookEndpointWithSecret),
+    "deliveries": page_of(WebhookDelivery),
     "nothing": lambda data, key: None,
 }

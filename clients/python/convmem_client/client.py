@@ -30,6 +30,7 @@ from .models import (
     Thread,
     TreeNode,
     UsageRollup,
+    WebhookDelivery,
     WebhookEndpoint,
     WebhookEndpointWithSecret,
 )
@@ -494,6 +495,38 @@ class Client:
         """Unsubscribe (not retried once it may have been carried out: a repeat is a 404)."""
         path = f"/webhook-endpoints/{endpoint_id}"
         self._execute(core.once("DELETE", path, core.PARSERS["nothing"], None, options))
+
+    def update_webhook_endpoint(
+        self,
+        endpoint_id: str,
+        *,
+        url: str | None = None,
+        events: list[str] | None = None,
+        **options: Unpack[CallOptions],
+    ) -> WebhookEndpoint:
+        """Change ``url`` or ``events`` (checked as at creation); the secret stays."""
+        body = core.compact({"url": url, "events": events})
+        path = f"/webhook-endpoints/{endpoint_id}"
+        return self._execute(core.send("PATCH", path, core.PARSERS["webhook"], body, options))
+
+    def webhook_deliveries(
+        self,
+        endpoint_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> Page[WebhookDelivery]:
+        """One page of the endpoint's delivery log, newest first."""
+        params = {"limit": limit, "cursor": cursor}
+        path = f"/webhook-endpoints/{endpoint_id}/deliveries"
+        return self._execute(core.read(path, core.PARSERS["deliveries"], params, options))
+
+    def iter_webhook_deliveries(
+        self, endpoint_id: str, *, limit: int | None = None, **options: Unpack[CallOptions]
+    ) -> Iterator[WebhookDelivery]:
+        path = f"/webhook-endpoints/{endpoint_id}/deliveries"
+        return self._iterate(core.read(path, core.PARSERS["deliveries"], {"limit": limit}, options))
 
     def rotate_webhook_secret(
         self, endpoint_id: str, **options: Unpack[CallOptions]

@@ -429,6 +429,22 @@ class WebhookEndpoint(Resource):
 
 
 @dataclass(frozen=True, kw_only=True)
+class WebhookDelivery(Resource):
+    """One event sent (or being sent) to an endpoint: ``event_id`` is the ``webhook-id`` header
+    of every attempt; ``status`` ``pending``, ``delivered`` or ``failed``. Not the payload."""
+
+    __schema__ = "WebhookDelivery"
+    event_id: str
+    event_type: str
+    status: str
+    attempts: int
+    last_status_code: int | None
+    last_error: str
+    created_at: str
+    delivered_at: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class WebhookEndpointWithSecret(WebhookEndpoint):
     """An endpoint as created or rotated: with its signing ``secret`` (``whsec_…``), shown
     only then."""

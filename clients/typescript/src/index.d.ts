@@ -20,6 +20,13 @@ export type DeletionRequest = Schemas["DeletionRequest"];
 export type SearchHit = Schemas["SearchHit"];
 export type UsageRollup = Schemas["UsageRollup"];
 export type ErrorBody = Schemas["Error"];
+export type Run = Schemas["Run"];
+export type ImportReport = Schemas["ImportReport"];
+export type WebhookEndpoint = Schemas["WebhookEndpoint"];
+export type WebhookEndpointWithSecret = Schemas["WebhookEndpointWithSecret"];
+export type WebhookDelivery = Schemas["WebhookDelivery"];
+
+type RespondBody = Omit<Schemas["RespondRequestRequest"], "stream">;
 
 export interface Page<T> {
   results: T[];
@@ -59,16 +66,27 @@ export interface WriteOptions extends CallOptions {
 
 export interface StreamEvent {
   /** `turn`, `token` (`data.text`), `done` (`data`: the stored turn), or `restart` (made by the
-   * client: the stream ended early and is re-opened with the same key; the answer starts over). */
+   * client: the stream ended early and is re-opened with the same key; the answer starts over;
+   * never in a run's events, which continue after the last id seen). */
   type: "turn" | "token" | "done" | "restart" | string;
   data: any;
+  /** The event's sequence number (its SSE `id:`), when the server sends one. */
   id?: string;
   retry?: number;
-  idempotencyKey: string;
+  /** The key of the /respond call (undefined for `runEvents`). */
+  idempotencyKey: string | undefined;
+}
+
+export interface RunEventsOptions extends CallOptions {
+  /** Relay the events after this sequence number (an event's `id`). */
+  lastEventId?: string | number;
 }
 
 export class ResponseStream implements AsyncIterable<StreamEvent> {
-  readonly idempotencyKey: string;
+  /** The /respond call's key (undefined for `runEvents`). */
+  readonly idempotencyKey: string | undefined;
+  /** The run, once `turn` was read (answers generated in a worker). */
+  runId: string | undefined;
   /** The stored turn, once `done` was read. */
   result: WithKey<RespondResult> | undefined;
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent>;
@@ -119,8 +137,24 @@ export class Convmem {
   iterTree(threadId: string, query?: Query<"threads_tree">, options?: CallOptions): AsyncGenerator<TreeNode>;
 
   context(threadId: string, body?: Schemas["ContextRequestRequest"], options?: CallOptions): Promise<Context>;
-  respond(threadId: string, body: Omit<Schemas["RespondRequestRequest"], "stream">, options?: WriteOptions): Promise<WithKey<RespondResult>>;
-  respondStream(threadId: string, body: Omit<Schemas["RespondRequestRequest"], "stream">, options?: WriteOptions): ResponseStream;
+  /** `background: true`: the run at once (202), generated in a worker. */
+  respond(threadId: string, body: RespondBody & { background: true }, options?: WriteOptions): Promise<WithKey<Run>>;
+  respond(threadId: string, body: RespondBody & { background?: false }, options?: WriteOptions): Promise<WithKey<RespondResult>>;
+  respondStream(threadId: string, body: Omit<RespondBody, "background">, options?: WriteOptions): ResponseStream;
+
+  getRun(threadId: string, runId: string, options?: CallOptions): Promise<Run>;
+  cancelRun(threadId: string, runId: string, options?: CallOptions): Promise<Run>;
+  runEvents(threadId: string, runId: string, options?: RunEventsOptions): ResponseStream;
+
+  importConversations(body: Schemas["ImportRequestRequest"], options?: CallOptions): Promise<ImportReport>;
+  listWebhookEndpoints(options?: CallOptions): Promise<WebhookEndpoint[]>;
+  createWebhookEndpoint(body: Schemas["WebhookEndpointCreateRequest"], options?: CallOptions): Promise<WebhookEndpointWithSecret>;
+  getWebhookEndpoint(endpointId: string, options?: CallOptions): Promise<WebhookEndpoint>;
+  updateWebhookEndpoint(endpointId: string, body: Schemas["PatchedWebhookEndpointUpdateRequest"], options?: CallOptions): Promise<WebhookEndpoint>;
+  deleteWebhookEndpoint(endpointId: string, options?: CallOptions): Promise<void>;
+  rotateWebhookSecret(endpointId: string, options?: CallOptions): Promise<WebhookEndpointWithSecret>;
+  webhookDeliveries(endpointId: string, query?: Query<"webhook_endpoints_deliveries">, options?: CallOptions): Promise<Page<WebhookDelivery>>;
+  iterWebhookDeliveries(endpointId: string, query?: Query<"webhook_endpoints_deliveries">, options?: CallOptions): AsyncGenerator<WebhookDelivery>;
 
   summaries(threadId: string, query?: Query<"threads_summaries">, options?: CallOptions): Promise<Page<Summary>>;
   iterSummaries(threadId: string, query?: Query<"threads_summaries">, options?: CallOptions): AsyncGenerator<Summary>;

@@ -5,14 +5,20 @@
 // it on each retry and exposes it on the result (`result.idempotencyKey`, not enumerable) and on
 // the error (`error.idempotencyKey`): a retry can only replay or resume the first request.
 
-export const VERSION = "0.1.0";
+export const VERSION = "0.2.0";
 
 const API_PREFIX = "/api/v1";
 const DEFAULT_BASE_URL = "http://127.0.0.1:8000";
 const IN_FLIGHT = "idempotency_key_in_flight";
+// Failures that kept a request from reaching the server: even a write the server keeps no key
+// for may be sent again after one of these.
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
 // The HTTP status a non-streaming /respond answers for each `error` event's code.
 const STREAM_ERROR_STATUS = {
   model_unavailable: 503,
+  queue_unavailable: 503,
+  run_lost: 503,
+  run_cancelled: 409,
   service_unavailable: 503,
   model_error: 502,
   answer_too_long: 502,
@@ -161,9 +167,14 @@ export class Convmem {
   }
 
   /**
-   * One turn, answered. A 503 (the model down), a lost answer or a 409 (still answering) are
-   * retried with the same key, which resumes the stored turn; when the retries run out the error
-   * carries the key: `respond(…, { idempotencyKey: error.idempotencyKey })` resumes it later.
+   * One turn, answered. A 503 (the model down, `queue_unavailable`, `run_lost`: its worker
+   * stopped), a lost answer or a 409 (still answering) are retried with the same key, which
+   * resumes the stored turn; a 409 `thread_busy` (another answer is running on the thread) is
+   * not. When the retries run out the error carries the key: `respond(…, { idempotencyKey:
+   * error.idempotencyKey })` resumes it later.
+   *
+   * `background: true` (answers generated in a worker): the run at once (202); follow it with
+   * `getRun` or `runEvents`.
    */
   respond(threadId, body, options) {
     return this.#write("POST", `/threads/${threadId}/respond`, { ...body, stream: false }, options);
@@ -172,12 +183,92 @@ export class Convmem {
   /**
    * One turn, streamed: an async iterable of `{type, data, id, retry}` events (`turn`,
    * `token`…, `done`). A stream that ends early is re-opened with the same key and
-   * `Last-Event-ID`, after a `restart` event: the answer starts over.
+   * `Last-Event-ID`, after a `restart` event: the answer starts over. `stream.runId` is known
+   * after `turn` when the answer is generated in a worker (`runEvents` re-attaches to it).
    */
   respondStream(threadId, body, options = {}) {
     const key = options.idempotencyKey ?? crypto.randomUUID();
     const events = this.#stream(`/threads/${threadId}/respond`, { ...body, stream: true }, { ...options, idempotencyKey: key });
     return new ResponseStream(events, key);
+  }
+
+  // --- runs: answers generated in a worker -----------------------------------------------------
+
+  /** A run's state (`queued` … `completed`), and its answer's id once stored. */
+  getRun(threadId, runId, options) {
+    return this.#read(`/threads/${threadId}/runs/${runId}`, undefined, options);
+  }
+
+  /** Stop a run: what was generated is stored as `interrupted`. 409 `run_finished` (not
+   * retried) when it is not running any more. */
+  cancelRun(threadId, runId, options) {
+    return this.#send("POST", `/threads/${threadId}/runs/${runId}/cancel`, undefined, options);
+  }
+
+  /**
+   * A run's events (`turn`, `token`…, `done`), from the start or after `lastEventId`. A dropped
+   * connection is re-opened after the last `id:` seen, so every token comes once (no `restart`);
+   * an `error` event (`run_cancelled`, `run_lost`, the model's error) is thrown: `run_lost` is
+   * resumed by `respond` with the run's Idempotency-Key.
+   */
+  runEvents(threadId, runId, options = {}) {
+    const { lastEventId, ...rest } = options;
+    const events = this.#relay(`/threads/${threadId}/runs/${runId}/events`, lastEventId, rest);
+    return new ResponseStream(events, undefined);
+  }
+
+  // --- imports and webhook endpoints -----------------------------------------------------------
+
+  /**
+   * Import exported conversations (`data`: the parsed file; ChatGPT's or Claude's
+   * `conversations.json`, or a convmem JSON export), one thread each; `user_ref` is needed for
+   * ChatGPT and Claude. Safe to retry: a conversation imported before is `skipped`.
+   */
+  importConversations(body, options) {
+    return this.#send("POST", "/imports", body, options);
+  }
+
+  /** Every active endpoint of the tenant, oldest first (one list, not paged). */
+  listWebhookEndpoints(options) {
+    return this.#read("/webhook-endpoints", undefined, options);
+  }
+
+  /**
+   * Subscribe `url` to `events`; the result has the signing `secret`, shown only now. The server
+   * keeps no Idempotency-Key for it: not retried once it may have been carried out (a connection
+   * lost after sending is an `APIConnectionError`; list the endpoints before creating again).
+   */
+  createWebhookEndpoint(body, options) {
+    return this.#once("POST", "/webhook-endpoints", body, options);
+  }
+
+  getWebhookEndpoint(endpointId, options) {
+    return this.#read(`/webhook-endpoints/${endpointId}`, undefined, options);
+  }
+
+  /** Change `url` or `events` (checked as at creation); the secret stays. */
+  updateWebhookEndpoint(endpointId, body, options) {
+    return this.#send("PATCH", `/webhook-endpoints/${endpointId}`, body, options);
+  }
+
+  /** Unsubscribe (not retried once it may have been carried out: a repeat is a 404). */
+  async deleteWebhookEndpoint(endpointId, options) {
+    await this.#once("DELETE", `/webhook-endpoints/${endpointId}`, undefined, options);
+  }
+
+  /** A new signing secret; the old one keeps signing beside it for a while (24 h by default).
+   * Not retried once it may have been carried out. */
+  rotateWebhookSecret(endpointId, options) {
+    return this.#once("POST", `/webhook-endpoints/${endpointId}/rotate-secret`, undefined, options);
+  }
+
+  /** One page of the endpoint's delivery log, newest first (event ids, states, attempts). */
+  webhookDeliveries(endpointId, query, options) {
+    return this.#read(`/webhook-endpoints/${endpointId}/deliveries`, query, options);
+  }
+
+  iterWebhookDeliveries(endpointId, query, options) {
+    return this.#iterate(`/webhook-endpoints/${endpointId}/deliveries`, query, options);
   }
 
   // --- memos, replay, search -------------------------------------------------------------------
@@ -241,12 +332,17 @@ export class Convmem {
     return this.#request(method, this.#url(path), body, options, undefined);
   }
 
+  /** A write the server keeps no key for: not repeated once it may have been carried out. */
+  #once(method, path, body, options = {}) {
+    return this.#request(method, this.#url(path), body, options, undefined, { repeatable: false });
+  }
+
   /** A write: one Idempotency-Key for every attempt. */
   #write(method, path, body, options = {}) {
     return this.#request(method, this.#url(path), body, options, options.idempotencyKey ?? crypto.randomUUID());
   }
 
-  async #request(method, url, body, options, key) {
+  async #request(method, url, body, options, key, { repeatable = true } = {}) {
     for (let attempt = 0; ; attempt++) {
       let response;
       let text;
@@ -261,7 +357,8 @@ export class Convmem {
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw error;
-        if (attempt >= this.maxRetries) throw connectionError(error, timer.timedOut(), key);
+        const again = repeatable || (!timer.timedOut() && NOT_SENT.has(error?.cause?.code));
+        if (!again || attempt >= this.maxRetries) throw connectionError(error, timer.timedOut(), key);
         await sleep(this.#delay(attempt + 1));
         continue;
       } finally {
@@ -324,6 +421,42 @@ export class Convmem {
     }
   }
 
+  /** A run's events relayed: a re-opened connection continues after the last id seen. */
+  async *#relay(path, lastEventId, options) {
+    let lastId = lastEventId === undefined ? undefined : String(lastEventId);
+    let serverRetry;
+    for (let attempt = 0; ; attempt++) {
+      let wait;
+      const timer = this.#timer(options);
+      try {
+        const headers = { ...this.#headers(options, undefined, false), Accept: "text/event-stream" };
+        if (lastId) headers["Last-Event-ID"] = lastId;
+        const response = await this.fetch(this.#url(path), { method: "GET", headers, signal: timer.signal });
+        timer.clear();
+        if (!response.ok) {
+          const error = apiError(response, await response.text(), undefined);
+          if (!retryable(error) || attempt >= this.maxRetries) throw error;
+          wait = error.retryAfter ?? retryAfter(response);
+        } else {
+          for await (const event of sseEvents(response.body)) {
+            lastId = event.id ?? lastId;
+            serverRetry = event.retry ?? serverRetry;
+            if (event.type === "error") throw streamError(event.data, undefined);
+            yield { ...event, idempotencyKey: undefined };
+            if (event.type === "done") return;
+          }
+        }
+      } catch (error) {
+        if (error instanceof ConvmemError || options.signal?.aborted) throw error;
+        if (attempt >= this.maxRetries) throw connectionError(error, timer.timedOut(), undefined);
+      } finally {
+        timer.clear();
+      }
+      if (attempt >= this.maxRetries) throw new APIConnectionError("the run's events kept ending before `done`");
+      await sleep(this.#delay(attempt + 1, wait ?? (serverRetry === undefined ? undefined : serverRetry / 1000)));
+    }
+  }
+
   async *#pages(path, query, options) {
     let url = this.#url(path, query);
     while (url) {
@@ -371,16 +504,20 @@ export class Convmem {
   }
 }
 
-/** The events of one streamed /respond; `idempotencyKey` is known before the first event. */
+/** The events of one streamed /respond, or of a run (`runEvents`, without a key);
+ * `idempotencyKey` is known before the first event, `runId` after `turn` (answers generated in a
+ * worker). */
 export class ResponseStream {
   constructor(events, idempotencyKey) {
     this.events = events;
     this.idempotencyKey = idempotencyKey;
+    this.runId = undefined;
     this.result = undefined;
   }
 
   async *[Symbol.asyncIterator]() {
     for await (const event of this.events) {
+      if (event.type === "turn") this.runId = event.data.run_id ?? this.runId;
       if (event.type === "done") this.result = withKey(event.data, this.idempotencyKey);
       yield event;
     }
@@ -432,6 +569,7 @@ function withKey(result, key) {
 }
 
 function parseBody(response, text) {
+  if (response.status === 204) return undefined;
   const type = response.headers.get("content-type") ?? "";
   return type.includes("application/json") ? JSON.parse(text) : text;
 }
@@ -453,7 +591,7 @@ function apiError(response, text, key) {
 
 function streamError(data, key) {
   const code = String(data?.code ?? "internal_error");
-  return new APIError(STREAM_ERROR_STATUS[code] ?? 502, code, String(data?.detail ?? ""), { body: data, idempotencyKey: key });
+  return new APIError(data?.status ?? STREAM_ERROR_STATUS[code] ?? 502, code, String(data?.detail ?? ""), { body: data, idempotencyKey: key });
 }
 
 function retryable(error) {

@@ -416,6 +416,24 @@ export interface paths {
         delete: operations["webhook_endpoints_destroy"];
         options?: never;
         head?: never;
+        /** @description Change the `url` or the `events` (checked as at creation); the secret stays. Events already recorded go to the endpoint's new URL. */
+        patch: operations["webhook_endpoints_update"];
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The endpoint's delivery log, newest first: each event's id (the `webhook-id` header), type, status (`pending`, `delivered`, `failed`), attempts and the last answer. Payloads are not repeated here. */
+        get: operations["webhook_endpoints_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -912,6 +930,11 @@ export interface components {
             /** @description The thread's system prompt (a new version; "" clears it). /context and /respond place it first when the request gives no `system`. */
             system?: string;
         };
+        PatchedWebhookEndpointUpdateRequest: {
+            /** Format: uri */
+            url?: string;
+            events?: components["schemas"]["EventsEnum"][];
+        };
         Prefix: {
             /** @description How many leading `messages` are the stable prefix: system prompt, memo or task statement, and the history before the current turn (retrieved items and the current turn come after it). */
             messages: number;
@@ -1312,6 +1335,32 @@ export interface components {
             totals: components["schemas"]["Usage"];
             results: components["schemas"]["UsagePeriod"][];
         };
+        /** @description One event sent (or being sent) to an endpoint: how it went, never its payload. */
+        WebhookDelivery: {
+            /** @description The `webhook-id` header of every attempt. */
+            event_id: string;
+            event_type: string;
+            status: components["schemas"]["WebhookDeliveryStatusEnum"];
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at: string | null;
+        };
+        WebhookDeliveryPage: {
+            results: components["schemas"]["WebhookDelivery"][];
+            /** Format: uri */
+            next: string | null;
+        };
+        /**
+         * @description * `pending` - pending
+         *     * `delivered` - delivered
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        WebhookDeliveryStatusEnum: "pending" | "delivered" | "failed";
         /** @description An endpoint; ``secret`` (``whsec_…``) is shown on creation and rotation only. */
         WebhookEndpoint: {
             id: string;
@@ -2923,6 +2972,15 @@ export interface operations {
                     "application/json": components["schemas"]["RespondResult"];
                 };
             };
+            /** @description `background: true`: the run, queued; follow it with `GET …/runs/{run_id}` or its events. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
             /** @description Invalid body, parameter or header. */
             400: {
                 headers: {
@@ -3729,6 +3787,165 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedWebhookEndpointUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown object, or another tenant's. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body or content over the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable; nothing was written. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhook_endpoints_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next`. */
+                cursor?: string;
+                /** @description Page size (default 50; at most 500: a larger value is a 400). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Invalid body, parameter or header. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or revoked API key. */
             401: {

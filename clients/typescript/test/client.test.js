@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { APIConnectionError, APIError, Convmem } from "../src/index.js";
+import { cutBefore } from "./cut.js";
 
 const REPLY = process.env.CONVMEM_TEST_REPLY;
 const BUDGET = { window_tokens: 4096, reserve_tokens: 256 };
@@ -188,29 +189,3 @@ test("pages are followed lazily, newest first", async () => {
   assert.equal((await newestFirst.next()).value.id, sent[3]);
   assert.deepEqual((await api.messages(thread.id, { limit: 2 })).map((m) => m.id), sent);
 });
-
-/** The body up to the `nth` occurrence of `marker`, then a network error; the real connection is
- * closed (so the server sees the client go). */
-function cutBefore(body, marker, nth) {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  let seen = "";
-  return new ReadableStream({
-    async pull(controller) {
-      const { value, done } = await reader.read();
-      if (done) return controller.close();
-      const before = seen.length;
-      seen += decoder.decode(value, { stream: true });
-      let at = -1;
-      for (let n = 0; n < nth; n++) {
-        at = seen.indexOf(marker, at + 1);
-        if (at < 0) break;
-      }
-      if (at < 0) return controller.enqueue(value);
-      controller.enqueue(encoder.encode(seen.slice(before, at)));
-      await reader.cancel();
-      controller.error(new TypeError("network error: connection cut"));
-    },
-  });
-}
