@@ -22,8 +22,11 @@ Protocol, per (tenant, Idempotency-Key):
    again, and the answer is stored as a sibling of the interrupted one naming it in
    ``edits_id``. The path keeps one user turn and one answer.
 
-Locks: ``_store`` takes the run row, then (``assistant_turn_record``) the thread row. Nothing
-else locks run rows, so the order cannot deadlock with appends or erasure.
+Runs generated in a worker are taken over without a client too, by beat
+(``orphans_take_over``, the last section), which keeps a dead worker's streamed text.
+
+Locks: ``_answer_record`` takes the run row, then (``assistant_turn_record``) the thread row.
+Nothing else locks run rows, so the order cannot deadlock with appends or erasure.
 """
 
 import logging

@@ -109,8 +109,8 @@ def _run_data(run: RespondRun, thread: Thread) -> dict[str, Any]:
 
 def _relayed(run: RespondRun, thread: Thread, after: int) -> Iterator[tuple[int, str, dict]]:
     """The run's events after ``after`` from its stream, ``done`` expanded from the rows. A
-    run whose stream ended without a terminal event (its worker died, or the stream expired
-    after the run) ends with what its row says."""
+    run whose stream ended without a terminal event (its worker died and is not taken over yet,
+    or the stream expired after the run) ends with what its row says."""
     seq = after
     for event in run_events.events_follow(
         run.public_id, after, still_running=lambda: selectors.run_is_live(run_pk=run.pk)
@@ -129,8 +129,11 @@ def _relayed(run: RespondRun, thread: Thread, after: int) -> Iterator[tuple[int,
         return
     error = RunLost()
     code = run.error_code or error.get_codes()
+    # A run still streaming lost its worker and waits for its takeover, which appends the next
+    # events after the last one: this end repeats the last id, so a re-attach sees them.
+    ended = seq if run.status == RespondRun.Status.STREAMING else max(seq, run.seq) + 1
     yield (
-        max(seq, run.seq) + 1,
+        ended,
         "error",
         {
             "code": code,
