@@ -13,14 +13,16 @@ import signal
 from typing import Any
 
 import pytest
+import requests
 from django.conf import settings as django_settings
 
 from respond.models import RespondRun
 from tests.compaction.helpers import wait_for
 from tests.conftest import make_thread
+from tests.faults.processes import WebServer
 from tests.respond.conftest import CHAT_MODEL, REPLY
 from tests.respond.test_runs import BUDGET, sse, text_of
-from tests.support.worker import queue_drained, start_beat, start_worker
+from tests.support.worker import queue_drained, start_beat, start_worker, worker_database_url
 from threads.models import Message
 
 pytestmark = [
@@ -159,3 +161,41 @@ def test_beat_generates_again_a_run_whose_worker_died_before_any_text(acme, chat
     assert text_of(seen) == REPLY
     assert seen[-1]["event"] == "done"
     assert len(chat.requests) == 2
+
+
+def test_the_web_process_killed_mid_stream_leaves_the_run_going(acme, chat, settings: Any):
+    """gunicorn (master and worker) SIGKILLed while it relays a run: the worker generates on,
+    and a re-attach by ``Last-Event-ID`` gets every remaining token once, from one model call."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    chat.configure(chunk_delay=0.3)
+    env = worker_env(chat)
+    web_env = {**env, "DATABASE_URL": worker_database_url(), "CONN_MAX_AGE": "0"}
+    thread = make_thread(acme.tenant)
+
+    with start_worker(env):
+        web = WebServer(web_env, workers=1, threads=2).start()
+        try:
+            response = requests.post(
+                f"{web.url}/api/v1/threads/{thread.public_id}/respond",
+                json={"content": "Where is my parcel?", **BUDGET, "stream": True},
+                headers={"Authorization": f"Bearer {acme.key}", "Idempotency-Key": "k1"},
+                stream=True,
+                timeout=60,
+            )
+            assert response.status_code == 200
+            head = sse(response.iter_content(chunk_size=None), stop_after=4)
+            os.killpg(web.process.pid, signal.SIGKILL)
+        finally:
+            web.stop()
+
+        events = f"/api/v1/threads/{thread.public_id}/runs/{head[0]['data']['run_id']}/events"
+        tail = sse(
+            acme.client.get(events, HTTP_LAST_EVENT_ID=str(head[-1]["id"])).streaming_content
+        )
+    seen = head + tail
+    assert [e["id"] for e in seen] == list(range(1, len(seen) + 1))
+    assert text_of(seen) == REPLY
+    assert tail[-1]["event"] == "done"
+    assert len(chat.requests) == 1
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
