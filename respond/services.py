@@ -31,7 +31,7 @@ Nothing else locks run rows, so the order cannot deadlock with appends or erasur
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from time import monotonic
 from typing import Any
@@ -691,21 +691,25 @@ def _queue_generation(run_pk: int, attempt: int) -> None:
         raise QueueUnavailable from error
 
 
-def respond_dispatch(answering: Answering) -> None:
+def respond_dispatch(answering: Answering) -> int:
     """Queue the generation of a resumed attempt (a first attempt was queued with its user
-    turn, in ``_begin``).
+    turn, in ``_begin``). Returns the sequence number the attempt's events come after (0 for a
+    first attempt): a relay of the resumed attempt starts there, not at an earlier attempt's
+    tokens or its ``error`` event.
 
     Raises ``QueueUnavailable`` (503) when the broker cannot take it: the claim is released,
     the user turn stays (it was stored by the first attempt), and a retry with the key queues
     it again.
     """
     if not answering.resumed:
-        return
+        return 0
+    after = run_events.last_seq(answering.run.public_id)
     try:
         _queue_generation(answering.run.pk, answering.attempt)
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
+    return after
 
 
 def _worker_answering(run_id: int, attempt: int) -> Answering | None:
@@ -881,8 +885,13 @@ def orphans_take_over() -> int:
     """Take over every run whose worker stopped renewing its lease (see the section comment);
     returns how many were taken. A run whose takeover fails (Redis down) is left streaming
     under the new attempt's lease and taken again by a later pass."""
+    # Only runs a worker started: a queued run's task is still in the broker (which hands it
+    # out again if the worker that took it died), and a long queue must not use its attempts up.
     orphans = RespondRun.objects.filter(
-        in_worker=True, status=Status.STREAMING, leased_until__lt=timezone.now()
+        in_worker=True,
+        status=Status.STREAMING,
+        leased_until__lt=timezone.now(),
+        started_attempt__gte=F("attempt"),
     ).order_by("leased_until")
     taken = 0
     for run in orphans.select_related(
@@ -906,13 +915,17 @@ def _orphan_take_over(run: RespondRun) -> bool:
     run.attempt = attempt
     run_events.attempt_fence(run.public_id, attempt)
     answering = Answering(
-        run=run, thread=run.thread, actor=Actor(run.actor_type, run.actor_id), attempt=attempt
+        run=run,
+        thread=run.thread,
+        actor=Actor(run.actor_type, run.actor_id),
+        attempt=attempt,
+        resumed=True,
     )
     events = run_events.events_all(run.public_id)
     partial = _last_attempt_text(events)
     if not partial.strip() and attempt <= settings.CONVMEM_RESPOND_MAX_ATTEMPTS:
         logger.warning("run %s lost its worker before any text: attempt %s", run.public_id, attempt)
-        respond_dispatch(replace(answering, resumed=True))
+        respond_dispatch(answering)
         return True
     logger.warning("run %s lost its worker: ended at attempt %s", run.public_id, attempt)
     if partial.strip():

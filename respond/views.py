@@ -169,9 +169,12 @@ def _relayed_error(data: dict[str, Any]) -> ApiError:
     return error
 
 
-def _relay_json(run: RespondRun, thread: Thread, headers: dict[str, str]) -> Response:
-    """Wait for the run's end: its stored turn (201), or its error as a JSON error."""
-    for _seq, name, data in _relayed(run, thread, 0):
+def _relay_json(
+    run: RespondRun, thread: Thread, headers: dict[str, str], after: int = 0
+) -> Response:
+    """Wait for the run's end (its events after ``after``): its stored turn (201), or its
+    error as a JSON error."""
+    for _seq, name, data in _relayed(run, thread, after):
         if name == "done":
             return Response(data, status=201, headers=headers)
         if name == "error":
@@ -331,12 +334,12 @@ def _answer_from_worker(
     """Queue the run (unless this request re-attaches to it) and relay it: 202 with the run
     for ``background``, SSE for ``stream``, else the stored turn once the run ends."""
     run, thread = answering.run, answering.thread
-    services.respond_dispatch(answering)  # a resumed attempt; a first one is queued already
+    after = services.respond_dispatch(answering)  # a resumed attempt; a first one is queued
     if fields["background"]:
         return Response(_run_data(run, thread), status=202, headers=headers)
     if fields["stream"]:
-        return _sse_response(_relay_stream(run, thread, 0), headers)
-    return _relay_json(run, thread, headers)
+        return _sse_response(_relay_stream(run, thread, after), headers)
+    return _relay_json(run, thread, headers, after)
 
 
 def _sse_response(content: Iterator[bytes], headers: dict[str, str]) -> StreamingHttpResponse:

@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 
 from respond.models import RespondRun
 from tests.compaction.helpers import wait_for
-from tests.conftest import make_thread
+from tests.conftest import make_thread, path_ids
 from tests.faults.processes import WebServer
 from tests.respond.conftest import CHAT_MODEL, REPLY
 from tests.respond.test_runs import BUDGET, sse, text_of
@@ -129,6 +129,26 @@ def test_beat_keeps_the_partial_of_a_worker_killed_mid_answer(acme, chat, settin
     assert (state["state"], state["error"]) == ("interrupted", "worker_lost")
     assert state["assistant_message_id"] == partial.public_id
     assert len(chat.requests) == 1  # the model was not asked again
+
+    # The client decides to answer again: a retry of its key, as for any interrupted answer,
+    # relays the new attempt only (not the old tokens, nor the old end).
+    chat.configure(chunk_delay=0.0)
+    with start_worker(env):
+        retry = acme.client.post(
+            f"/api/v1/threads/{thread.public_id}/respond",
+            {"content": "Where is my parcel?", **BUDGET, "stream": True},
+            format="json",
+            HTTP_IDEMPOTENCY_KEY="k1",
+        )
+        again = sse(retry.streaming_content)
+    assert again[0]["event"] == "turn"
+    assert again[0]["data"]["resumed"] is True
+    assert again[0]["id"] == seen[-1]["id"] + 1
+    assert text_of(again) == REPLY
+    assert again[-1]["event"] == "done"
+    answer = Message.objects.get(thread=thread, role="assistant", status="complete")
+    assert answer.edits_id == partial.pk
+    assert path_ids(thread)[-1] == answer.public_id
 
 
 def test_beat_generates_again_a_run_whose_worker_died_before_any_text(acme, chat, settings: Any):
