@@ -608,7 +608,7 @@ def _usage_estimate(answering: Answering, text: str) -> dict[str, Any]:
     """An estimate in our encoding (marked ``estimated``): the recorded input's tokens, and
     the text received."""
     encoding = thread_services.thread_encoding(answering.thread)
-    prompt = answering.run.assembly.tokens.get("total", 0) if answering.run.assembly else 0
+    prompt = answering.run.assembly.tokens.get("total", 0)
     completion = count_tokens(text, encoding)
     return {
         "prompt_tokens": prompt,
