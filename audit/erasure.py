@@ -4,7 +4,9 @@ The compliance layer decides *what* is erased and keeps the proof; each app eras
 copies: ``threads.erasure`` tombstones the messages (content, parts, metadata, tool-call
 arguments) and redacts stored Idempotency-Key responses that carried them; ``compaction.erasure``
 erases the memos covering them (marked stale) and the rendered assembly snapshots that showed
-them. Ids, the tree, memo ranges, assembly records and audit events stay.
+them; ``respond.erasure`` deletes the Redis streams of the runs that asked or answered them
+(once the transaction commits). Ids, the tree, memo ranges, assembly records and audit events
+stay.
 
 Callers hold a transaction and write their own audit event with the returned ids and counts.
 """
@@ -17,6 +19,7 @@ from django.utils import timezone
 
 from auditlog.events import Actor
 from compaction import erasure as compaction_erasure
+from respond import erasure as respond_erasure
 from threads import erasure as threads_erasure
 from threads.models import Message, Thread
 from threads.services import thread_lock_for_erasure
@@ -85,4 +88,5 @@ def _erase(
     result.idempotency_responses = threads_erasure.idempotency_responses_redact(
         thread, ids, everything=everything
     )
+    respond_erasure.run_streams_erase(thread, pks, everything=everything)
     return result

@@ -267,6 +267,11 @@ CONVMEM_RESPOND_LEASE_SECONDS = env.int("CONVMEM_RESPOND_LEASE_SECONDS", default
 # the request from a Redis stream, so an answer outlives its request (re-attach, background,
 # cancel); or, without Redis (the embedded default), inside the request (see README, "Runs").
 CONVMEM_RESPOND_IN_WORKER = env.bool("CONVMEM_RESPOND_IN_WORKER", default=bool(REDIS_URL))
+# Beat looks this often (seconds) for runs whose worker died (lease run out) and takes them
+# over without waiting for a client: the partial text is kept as an interrupted answer, or, when
+# nothing was streamed, the run is generated again, up to MAX_ATTEMPTS attempts in all.
+CONVMEM_RESPOND_TAKEOVER_SECONDS = env.float("CONVMEM_RESPOND_TAKEOVER_SECONDS", default=30.0)
+CONVMEM_RESPOND_MAX_ATTEMPTS = env.int("CONVMEM_RESPOND_MAX_ATTEMPTS", default=3)
 # A run's event stream holds at most this many events (an answer is at most its output reserve
 # in tokens), and expires this many seconds after its last event.
 CONVMEM_RUN_EVENTS_MAXLEN = env.int("CONVMEM_RUN_EVENTS_MAXLEN", default=20000)
@@ -394,6 +399,8 @@ CELERY_TASK_ROUTES = {
     "threads.purge_idempotency_records": {"queue": "bulk"},
     "audit.execute_deletion_request": {"queue": "erasure"},
     "respond.generate": {"queue": "generation"},
+    # Cheap, and on the queue whose workers exist wherever runs are generated.
+    "respond.take_over_orphaned_runs": {"queue": "generation"},
     "webhooks.deliver": {"queue": "webhooks"},
 }
 # Every queue, for a worker that consumes them all (`celery worker -Q ...`).
@@ -422,6 +429,11 @@ CELERY_BEAT_SCHEDULE = {
     # audit/: drop expired assembly snapshots hourly; apply retention policies every night.
     "purge-assembly-snapshots": {"task": "compaction.purge_assembly_snapshots", "schedule": 3600.0},
     "apply-retention": {"task": "audit.apply_retention", "schedule": 86400.0},
+    # respond/: take over runs whose generation worker died (their lease ran out).
+    "take-over-orphaned-runs": {
+        "task": "respond.take_over_orphaned_runs",
+        "schedule": CONVMEM_RESPOND_TAKEOVER_SECONDS,
+    },
     "purge-idempotency-records": {
         "task": "threads.purge_idempotency_records",
         "schedule": 3600.0,

@@ -7,6 +7,12 @@ from the start or from a ``Last-Event-ID``. The stream is bounded (``XADD MAXLEN
 event. ``done`` carries nothing: a relay reads the stored turn from the rows (so content erased
 since shows erased). A cancel request is a key beside the stream, which the worker polls.
 
+Beside the stream, a fence holds the highest attempt that claimed the run: an append of an
+older attempt is refused, atomically with the append (a script). So once a takeover has raised
+the fence, the worker it took the run from (late, not dead) can add nothing, and what the
+stream holds is final for that attempt: its partial text can be kept, and sequence numbers
+stay unique.
+
 Redis holds the answer's text for the stream's lifetime, as the broker holds nothing else of it.
 """
 
@@ -55,20 +61,47 @@ def _cancel_key(run_public_id: str) -> str:
     return f"convmem:run:{run_public_id}:cancel"
 
 
-def event_append(run_public_id: str, event: RunEvent) -> None:
-    """Append ``event`` (one round trip: the entry and the stream's new expiry)."""
-    key = _stream(run_public_id)
-    fields = {"event": event.name, "data": json.dumps(event.data, separators=(",", ":"))}
-    pipe = _redis().pipeline(transaction=False)
-    pipe.xadd(
-        key,
-        fields,
-        id=f"{event.seq}-0",
-        maxlen=settings.CONVMEM_RUN_EVENTS_MAXLEN,
-        approximate=True,
+def _fence(run_public_id: str) -> str:
+    return f"convmem:run:{run_public_id}:attempt"
+
+
+_APPEND = """
+local fence = tonumber(redis.call('GET', KEYS[2]) or '0')
+if fence > tonumber(ARGV[1]) then return 0 end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], ARGV[3], 'event', ARGV[4], 'data', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+return 1
+"""
+
+_RAISE_FENCE = """
+local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > fence then redis.call('SET', KEYS[1], ARGV[1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+"""
+
+
+def event_append(run_public_id: str, event: RunEvent, *, attempt: int) -> bool:
+    """Append ``event`` for ``attempt`` and renew the stream's expiry, in one round trip;
+    False (nothing appended) when a later attempt has taken the run over."""
+    appended = _redis().eval(
+        _APPEND,
+        2,
+        _stream(run_public_id),
+        _fence(run_public_id),
+        attempt,
+        settings.CONVMEM_RUN_EVENTS_MAXLEN,
+        f"{event.seq}-0",
+        event.name,
+        json.dumps(event.data, separators=(",", ":")),
+        settings.CONVMEM_RUN_EVENTS_TTL,
     )
-    pipe.expire(key, settings.CONVMEM_RUN_EVENTS_TTL)
-    pipe.execute()
+    return appended == 1
+
+
+def attempt_fence(run_public_id: str, attempt: int) -> None:
+    """Refuse from now on every append of an attempt before ``attempt`` (called by whoever
+    has just claimed ``attempt``, before it appends or reads the stream as final)."""
+    _redis().eval(_RAISE_FENCE, 1, _fence(run_public_id), attempt, settings.CONVMEM_RUN_EVENTS_TTL)
 
 
 def last_seq(run_public_id: str) -> int:
@@ -85,17 +118,23 @@ def events_after(run_public_id: str, seq: int, *, block_ms: int = READ_BLOCK_MS)
         # A blocking read that outlived the socket timeout: no event came; the caller looks at
         # the run's row and reads again.
         return []
-    events = []
-    for _key, entries in answer or ():
-        for entry_id, fields in entries:
-            events.append(
-                RunEvent(
-                    seq=int(entry_id.split(b"-")[0]),
-                    name=fields[b"event"].decode(),
-                    data=json.loads(fields[b"data"]),
-                )
-            )
-    return events
+    return [
+        _event(entry_id, fields) for _key, entries in answer or () for entry_id, fields in entries
+    ]
+
+
+def events_all(run_public_id: str) -> list[RunEvent]:
+    """Every event the stream still holds, in order."""
+    entries = _redis().xrange(_stream(run_public_id))
+    return [_event(entry_id, fields) for entry_id, fields in entries]
+
+
+def _event(entry_id: bytes, fields: dict[bytes, bytes]) -> RunEvent:
+    return RunEvent(
+        seq=int(entry_id.split(b"-")[0]),
+        name=fields[b"event"].decode(),
+        data=json.loads(fields[b"data"]),
+    )
 
 
 def events_follow(run_public_id: str, seq: int, *, still_running: Any) -> Iterator[RunEvent]:
@@ -122,3 +161,14 @@ def cancel_request(run_public_id: str) -> None:
 
 def cancel_requested(run_public_id: str) -> bool:
     return bool(_redis().exists(_cancel_key(run_public_id)))
+
+
+def streams_delete(run_public_ids: list[str]) -> None:
+    """Delete the runs' streams (the answers' text) and the keys beside them."""
+    keys = [
+        key
+        for run_public_id in run_public_ids
+        for key in (_stream(run_public_id), _cancel_key(run_public_id), _fence(run_public_id))
+    ]
+    if keys:
+        _redis().delete(*keys)

@@ -22,8 +22,11 @@ Protocol, per (tenant, Idempotency-Key):
    again, and the answer is stored as a sibling of the interrupted one naming it in
    ``edits_id``. The path keeps one user turn and one answer.
 
-Locks: ``_store`` takes the run row, then (``assistant_turn_record``) the thread row. Nothing
-else locks run rows, so the order cannot deadlock with appends or erasure.
+Runs generated in a worker are taken over without a client too, by beat
+(``orphans_take_over``, the last section), which keeps a dead worker's streamed text.
+
+Locks: ``_answer_record`` takes the run row, then (``assistant_turn_record``) the thread row.
+Nothing else locks run rows, so the order cannot deadlock with appends or erasure.
 """
 
 import logging
@@ -53,6 +56,7 @@ from convmem.errors import (
     QueueUnavailable,
     RunCancelled,
     RunFinished,
+    RunLost,
     ThreadBusy,
 )
 from convmem.profiles import profile_setting
@@ -564,61 +568,98 @@ class _Answer:
             # Never let a failed write mask the disconnect; the lease runs out, a retry resumes.
             logger.exception("could not store the interrupted answer of run %s", self.run.pk)
 
+    def _store(self, status: str, *, code: str = "") -> None:
+        text = "".join(self.parts)
+        _answer_record(
+            self.answering,
+            Outcome(
+                text=text,
+                status=status,
+                code=code,
+                model=self.stream.model,
+                usage=self._usage(text),
+                finish_reason=self.stream.finish_reason or "",
+            ),
+        )
+
     def _usage(self, text: str) -> dict[str, Any]:
-        """The model's report, else an estimate in our encoding (marked ``estimated``): the
-        recorded input's tokens, and the text received."""
-        if self.stream.usage is not None:
-            usage = dict(self.stream.usage)
-        else:
-            encoding = thread_services.thread_encoding(self.answering.thread)
-            usage = {
-                "prompt_tokens": self.run.assembly.tokens.get("total", 0),
-                "completion_tokens": count_tokens(text, encoding),
-                "estimated": True,
-            }
+        """The model's report, else an estimate (``_usage_estimate``)."""
+        if self.stream.usage is None:
+            return _usage_estimate(self.answering, text)
+        usage = dict(self.stream.usage)
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return usage
 
-    def _store(self, status: str, *, code: str = "") -> None:
-        text = "".join(self.parts)
-        run = self.run
-        previous = run.assistant_message
-        with transaction.atomic():
-            if _lock_claim(run, self.answering.attempt) is None:
-                raise _ClaimLost
-            message = thread_services.assistant_turn_record(
-                thread=self.answering.thread,
-                actor=self.answering.actor,
-                parent=run.user_message,
-                content=text,
-                model=self.stream.model,
-                usage=self._usage(text),
-                assembly_public_id=run.assembly.public_id,
-                status=status,
-                replaces=previous,
-            )
-            run.status = Status.COMPLETE if status == MessageStatus.COMPLETE else Status.INTERRUPTED
-            run.assistant_message = message
-            run.leased_until = None
-            run.error_code = code
-            run.finish_reason = self.stream.finish_reason or ""
-            run.save(
-                update_fields=[
-                    "status",
-                    "assistant_message",
-                    "leased_until",
-                    "error_code",
-                    "finish_reason",
-                    "updated_at",
-                ]
-            )
-            _emit_outcome(
-                run,
-                tenant_id=self.answering.thread.tenant_id,
-                state=run.status,
-                error=code,
-                answer=message,
-            )
+
+@dataclass(frozen=True)
+class Outcome:
+    """An answer to store: its text (``status`` complete or interrupted, why in ``code``) and
+    what the model said of it."""
+
+    text: str
+    status: str
+    code: str
+    model: str
+    usage: dict[str, Any]
+    finish_reason: str
+
+
+def _usage_estimate(answering: Answering, text: str) -> dict[str, Any]:
+    """An estimate in our encoding (marked ``estimated``): the recorded input's tokens, and
+    the text received."""
+    encoding = thread_services.thread_encoding(answering.thread)
+    prompt = answering.run.assembly.tokens.get("total", 0)
+    completion = count_tokens(text, encoding)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "estimated": True,
+    }
+
+
+def _answer_record(answering: Answering, outcome: Outcome) -> None:
+    """Store ``outcome`` as the run's answer, if ``answering``'s attempt still holds the claim
+    (under the run row lock); else ``_ClaimLost``."""
+    run = answering.run
+    previous = run.assistant_message
+    with transaction.atomic():
+        if _lock_claim(run, answering.attempt) is None:
+            raise _ClaimLost
+        message = thread_services.assistant_turn_record(
+            thread=answering.thread,
+            actor=answering.actor,
+            parent=run.user_message,
+            content=outcome.text,
+            model=outcome.model,
+            usage=outcome.usage,
+            assembly_public_id=run.assembly.public_id,
+            status=outcome.status,
+            replaces=previous,
+        )
+        complete = outcome.status == MessageStatus.COMPLETE
+        run.status = Status.COMPLETE if complete else Status.INTERRUPTED
+        run.assistant_message = message
+        run.leased_until = None
+        run.error_code = outcome.code
+        run.finish_reason = outcome.finish_reason
+        run.save(
+            update_fields=[
+                "status",
+                "assistant_message",
+                "leased_until",
+                "error_code",
+                "finish_reason",
+                "updated_at",
+            ]
+        )
+        _emit_outcome(
+            run,
+            tenant_id=answering.thread.tenant_id,
+            state=run.status,
+            error=outcome.code,
+            answer=message,
+        )
 
 
 _TAKEN_OVER = "A retry took this answer over; read the turn from the thread or retry the key."
@@ -650,21 +691,25 @@ def _queue_generation(run_pk: int, attempt: int) -> None:
         raise QueueUnavailable from error
 
 
-def respond_dispatch(answering: Answering) -> None:
+def respond_dispatch(answering: Answering) -> int:
     """Queue the generation of a resumed attempt (a first attempt was queued with its user
-    turn, in ``_begin``).
+    turn, in ``_begin``). Returns the sequence number the attempt's events come after (0 for a
+    first attempt): a relay of the resumed attempt starts there, not at an earlier attempt's
+    tokens or its ``error`` event.
 
     Raises ``QueueUnavailable`` (503) when the broker cannot take it: the claim is released,
     the user turn stays (it was stored by the first attempt), and a retry with the key queues
     it again.
     """
     if not answering.resumed:
-        return
+        return 0
+    after = run_events.last_seq(answering.run.public_id)
     try:
         _queue_generation(answering.run.pk, answering.attempt)
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
+    return after
 
 
 def _worker_answering(run_id: int, attempt: int) -> Answering | None:
@@ -747,20 +792,30 @@ def respond_generate(*, run_id: int, attempt: int) -> str | None:
         logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
         return None
     run = answering.run
+    run_events.attempt_fence(run.public_id, attempt)
     if run_events.cancel_requested(run.public_id):
         _release(run, attempt, code="cancelled", status=Status.CANCELLED)
         seq = run_events.last_seq(run.public_id) + 1
-        run_events.event_append(
-            run.public_id, _run_event(seq, Failed(run=run, error=RunCancelled()), answering)
-        )
+        event = _run_event(seq, Failed(run=run, error=RunCancelled()), answering)
+        run_events.event_append(run.public_id, event, attempt=attempt)
         return None
     seq = max(run_events.last_seq(run.public_id), run.seq)
     answer = _Answer(answering).events()
     record_at = monotonic()
     try:
         for event in _events_until_cancelled(answer, run.public_id):
+            if isinstance(event, Failed) and isinstance(event.error, IdempotencyKeyInFlight):
+                # The claim was lost (taken over): the stream is the new attempt's to end.
+                break
             seq += 1
-            run_events.event_append(run.public_id, _run_event(seq, event, answering))
+            if not run_events.event_append(
+                run.public_id, _run_event(seq, event, answering), attempt=attempt
+            ):
+                # Taken over (``orphans_take_over``): closing the answer stops the model, and
+                # it stores nothing, its claim being gone.
+                logger.warning("run %s attempt %s was taken over", run.public_id, attempt)
+                seq -= 1
+                break
             if monotonic() >= record_at:
                 RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
                 record_at = monotonic() + _SEQ_RECORD_SECONDS
@@ -798,3 +853,111 @@ def run_cancel(*, run: RespondRun) -> None:
     if run.status != Status.STREAMING:
         raise RunFinished
     run_events.cancel_request(run.public_id)
+
+
+# --- runs whose worker died (beat: respond.take_over_orphaned_runs) ------------------------------
+#
+# A worker SIGKILLed mid-answer stops renewing its lease. Every
+# ``CONVMEM_RESPOND_TAKEOVER_SECONDS`` beat looks for runs generated in a worker whose lease has
+# run out and takes each over as a retry of its key would (``_take_over``: attempt + 1 under
+# the thread and run row locks, so the old worker, if it was only late, can store nothing),
+# then raises the stream's fence (so it can append nothing either) and looks at what the dead
+# attempt streamed:
+#
+# - some text: it is stored as the run's ``interrupted`` answer (error ``worker_lost``) and the
+#   stream ends with an ``error`` event ``run_lost``. The model is not asked again: a new
+#   attempt would answer from the start, so a client that has shown the partial would see
+#   text twice or two different answers glued together, and the tokens would be paid twice.
+#   The client decides: the partial stays on the path as any interrupted answer, and a retry
+#   of the key answers again (stored as its sibling, naming it in ``edits_id``).
+# - no text (it died before the first token): nothing was seen, so the new attempt is queued
+#   and generates the answer; its events continue the same sequence (a second ``turn`` event,
+#   ``resumed: true``, then the tokens). After ``CONVMEM_RESPOND_MAX_ATTEMPTS`` attempts the run
+#   is marked ``failed`` (``worker_lost``) instead.
+#
+# Either way the run ends complete, interrupted with its partial, or failed: never two answers.
+
+WORKER_LOST = "worker_lost"
+_TAKEOVER_BATCH = 100
+
+
+def orphans_take_over() -> int:
+    """Take over every run whose worker stopped renewing its lease (see the section comment);
+    returns how many were taken. A run whose takeover fails (Redis down) is left streaming
+    under the new attempt's lease and taken again by a later pass."""
+    # Only runs a worker started: a queued run's task is still in the broker (which hands it
+    # out again if the worker that took it died), and a long queue must not use its attempts up.
+    orphans = RespondRun.objects.filter(
+        in_worker=True,
+        status=Status.STREAMING,
+        leased_until__lt=timezone.now(),
+        started_attempt__gte=F("attempt"),
+    ).order_by("leased_until")
+    taken = 0
+    for run in orphans.select_related(
+        "thread__profile", "user_message", "assembly", "assistant_message"
+    )[:_TAKEOVER_BATCH]:
+        try:
+            taken += _orphan_take_over(run)
+        except Exception:
+            logger.exception("could not take over run %s", run.public_id)
+    return taken
+
+
+def _orphan_take_over(run: RespondRun) -> bool:
+    try:
+        attempt = _take_over(run)
+    except ThreadBusy:
+        # Another key's answer started on the thread since (this run's lease ran out).
+        attempt = None
+    if attempt is None:
+        return False
+    run.attempt = attempt
+    run_events.attempt_fence(run.public_id, attempt)
+    answering = Answering(
+        run=run,
+        thread=run.thread,
+        actor=Actor(run.actor_type, run.actor_id),
+        attempt=attempt,
+        resumed=True,
+    )
+    events = run_events.events_all(run.public_id)
+    partial = _last_attempt_text(events)
+    if not partial.strip() and attempt <= settings.CONVMEM_RESPOND_MAX_ATTEMPTS:
+        logger.warning("run %s lost its worker before any text: attempt %s", run.public_id, attempt)
+        respond_dispatch(answering)
+        return True
+    logger.warning("run %s lost its worker: ended at attempt %s", run.public_id, attempt)
+    if partial.strip():
+        outcome = Outcome(
+            text=partial,
+            status=MessageStatus.INTERRUPTED,
+            code=WORKER_LOST,
+            model=chat_model_for(run.thread),
+            usage=_usage_estimate(answering, partial),
+            finish_reason="",
+        )
+        try:
+            _answer_record(answering, outcome)
+        except APIException as error:
+            # Refused while storing: the thread was deleted meanwhile (404), say.
+            _release(run, attempt, code=str(error.get_codes()))
+    else:
+        _release(run, attempt, code=WORKER_LOST)
+    seq = max([run.seq, *(event.seq for event in events)]) + 1
+    ended = _run_event(seq, Failed(run=run, error=RunLost()), answering)
+    run_events.event_append(run.public_id, ended, attempt=attempt)
+    RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
+    return True
+
+
+def _last_attempt_text(events: list[RunEvent]) -> str:
+    """The text streamed since the last ``turn`` event (each attempt starts with one; an
+    attempt is queued again only when the one before streamed nothing)."""
+    parts: list[str] = []
+    for event in events:
+        if event.name == "turn":
+            parts = []
+        elif event.name == "token":
+            parts.append(event.data["text"])
+    return "".join(parts)

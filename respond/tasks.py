@@ -5,6 +5,9 @@ else. It is queued by the request inside the transaction that stores the run (so
 that refuses it writes nothing), or after a takeover (``respond_dispatch``), and is safe to
 run twice (the service claims the attempt). Its time limits stay below the broker's
 visibility timeout; a soft limit stops the model and stores the partial answer as interrupted.
+
+``take_over_orphaned_runs`` (beat, every ``CONVMEM_RESPOND_TAKEOVER_SECONDS``) ends or requeues
+the runs whose generating worker died.
 """
 
 from celery import Task, shared_task
@@ -28,3 +31,8 @@ def generate(self: Task, run_id: int, attempt: int) -> None:
     outcome = services.respond_generate(run_id=run_id, attempt=attempt)
     if outcome == services.RUN_NOT_VISIBLE and self.request.retries < _NOT_VISIBLE_RETRIES:
         raise self.retry(countdown=0.05)
+
+
+@shared_task(name="respond.take_over_orphaned_runs")
+def take_over_orphaned_runs() -> int:
+    return services.orphans_take_over()

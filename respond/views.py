@@ -109,8 +109,8 @@ def _run_data(run: RespondRun, thread: Thread) -> dict[str, Any]:
 
 def _relayed(run: RespondRun, thread: Thread, after: int) -> Iterator[tuple[int, str, dict]]:
     """The run's events after ``after`` from its stream, ``done`` expanded from the rows. A
-    run whose stream ended without a terminal event (its worker died, or the stream expired
-    after the run) ends with what its row says."""
+    run whose stream ended without a terminal event (its worker died and is not taken over yet,
+    or the stream expired after the run) ends with what its row says."""
     seq = after
     for event in run_events.events_follow(
         run.public_id, after, still_running=lambda: selectors.run_is_live(run_pk=run.pk)
@@ -129,8 +129,11 @@ def _relayed(run: RespondRun, thread: Thread, after: int) -> Iterator[tuple[int,
         return
     error = RunLost()
     code = run.error_code or error.get_codes()
+    # A run still streaming lost its worker and waits for its takeover, which appends the next
+    # events after the last one: this end repeats the last id, so a re-attach sees them.
+    ended = seq if run.status == RespondRun.Status.STREAMING else max(seq, run.seq) + 1
     yield (
-        max(seq, run.seq) + 1,
+        ended,
         "error",
         {
             "code": code,
@@ -166,9 +169,12 @@ def _relayed_error(data: dict[str, Any]) -> ApiError:
     return error
 
 
-def _relay_json(run: RespondRun, thread: Thread, headers: dict[str, str]) -> Response:
-    """Wait for the run's end: its stored turn (201), or its error as a JSON error."""
-    for _seq, name, data in _relayed(run, thread, 0):
+def _relay_json(
+    run: RespondRun, thread: Thread, headers: dict[str, str], after: int = 0
+) -> Response:
+    """Wait for the run's end (its events after ``after``): its stored turn (201), or its
+    error as a JSON error."""
+    for _seq, name, data in _relayed(run, thread, after):
         if name == "done":
             return Response(data, status=201, headers=headers)
         if name == "error":
@@ -333,12 +339,12 @@ def _answer_from_worker(
     """Queue the run (unless this request re-attaches to it) and relay it: 202 with the run
     for ``background``, SSE for ``stream``, else the stored turn once the run ends."""
     run, thread = answering.run, answering.thread
-    services.respond_dispatch(answering)  # a resumed attempt; a first one is queued already
+    after = services.respond_dispatch(answering)  # a resumed attempt; a first one is queued
     if fields["background"]:
         return Response(_run_data(run, thread), status=202, headers=headers)
     if fields["stream"]:
-        return _sse_response(_relay_stream(run, thread, 0), headers)
-    return _relay_json(run, thread, headers)
+        return _sse_response(_relay_stream(run, thread, after), headers)
+    return _relay_json(run, thread, headers, after)
 
 
 def _sse_response(content: Iterator[bytes], headers: dict[str, str]) -> StreamingHttpResponse:

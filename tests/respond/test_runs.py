@@ -6,13 +6,19 @@ retrying its Idempotency-Key, and gets every token exactly once from one model c
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+import redis
 import requests
 from django.conf import settings as django_settings
+from django.utils import timezone
 
+from audit.retention import retention_apply
+from audit.services import retention_policy_set
 from respond.models import RespondRun
+from tests.audit.conftest import OPERATOR
 from tests.compaction.helpers import wait_for
 from tests.conftest import make_thread, path_ids
 from tests.faults.processes import WebServer, free_port
@@ -244,3 +250,53 @@ def test_with_redis_down_respond_is_503_and_writes_nothing(acme, chat):
     assert not Message.objects.filter(thread=thread, role="user").exists()
     assert not RespondRun.objects.filter(thread=thread).exists()
     assert len(chat.requests) == 0
+
+
+def _stream_key(run: RespondRun) -> str:
+    return f"convmem:run:{run.public_id}:events"
+
+
+def _answered_run(kit, thread, key: str) -> RespondRun:
+    assert respond(kit, thread, key).status_code == 201
+    run = RespondRun.objects.get(idempotency__key=key, thread=thread)
+    assert redis.Redis.from_url(django_settings.REDIS_URL).exists(_stream_key(run))
+    return run
+
+
+def test_erasure_deletes_the_runs_streams(acme, chat):
+    """The answers' text is in the runs' Redis streams until they expire: a redaction of an
+    answer, a retention pass and a thread's deletion delete them at once."""
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    thread = make_thread(acme.tenant)
+    first = _answered_run(acme, thread, "k1")
+    second = _answered_run(acme, thread, "k2")
+
+    answer = Message.objects.get(pk=first.assistant_message_id)
+    redact = f"/api/v1/threads/{thread.public_id}/messages/{answer.public_id}/redact"
+    assert acme.client.post(redact, {"reason": "pii"}, format="json").status_code == 200
+    assert not client.exists(_stream_key(first))
+    assert client.exists(_stream_key(second))  # only the runs that carried the message
+
+    old = timezone.now() - timedelta(days=40)
+    Message.objects.filter(thread=thread).update(created_at=old)
+    retention_apply(
+        policy=retention_policy_set(tenant=acme.tenant, actor=OPERATOR, erase_content_after_days=30)
+    )
+    assert not client.exists(_stream_key(second))
+
+    other = make_thread(acme.tenant)
+    third = _answered_run(acme, other, "k3")
+    assert acme.client.delete(f"/api/v1/threads/{other.public_id}").status_code == 200
+    assert not client.exists(_stream_key(third))
+
+
+def test_a_thread_is_erased_with_redis_down_and_its_streams_expire(acme, chat, settings):
+    """Best effort: the erasure commits; the stream keeps its expiry as the backstop."""
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    thread = make_thread(acme.tenant)
+    run = _answered_run(acme, thread, "k1")
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
+    assert acme.client.delete(f"/api/v1/threads/{thread.public_id}").status_code == 200
+    answer = Message.objects.get(pk=run.assistant_message_id)
+    assert answer.erased_at is not None
+    assert 0 < client.ttl(_stream_key(run)) <= django_settings.CONVMEM_RUN_EVENTS_TTL

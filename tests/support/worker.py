@@ -154,3 +154,43 @@ def celery_worker(django_db_setup: None) -> Iterator[CeleryWorker]:
     """A worker with the default settings (embedded summarizer), shared by a test module."""
     with start_worker() as worker:
         yield worker
+
+
+@contextmanager
+def start_beat(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]:
+    """Start ``celery beat`` (the periodic schedule of the settings, with ``env`` added: e.g. a
+    short period) on a fresh schedule file; it sends to the same broker as ``start_worker``."""
+    log_dir = Path(tempfile.mkdtemp(prefix="convmem-beat-"))
+    log = log_dir / "beat.log"
+    beat_env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "convmem.settings",
+        "DATABASE_URL": worker_database_url(),
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "convmem",
+        "beat",
+        "--loglevel=INFO",
+        "--schedule",
+        str(log_dir / "schedule"),
+    ]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=beat_env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    beat = CeleryWorker(process, log)
+    try:
+        yield beat
+    finally:
+        beat.stop()
