@@ -222,7 +222,7 @@ def stored_bytes() -> tuple[dict[str, int], int]:
             cursor.execute("SELECT COALESCE(SUM(octet_length(content)), 0) FROM threads_message")
             content = cursor.fetchone()[0]
             cursor.execute(
-                "SELECT name, pg_total_relation_size(name::regclass) FROM unnest(%s) AS name",
+                "SELECT name, pg_total_relation_size(name::regclass) FROM unnest(%s::text[]) AS name",
                 [list(STORED_TABLES)],
             )
         else:
@@ -238,3 +238,47 @@ def stored_bytes() -> tuple[dict[str, int], int]:
                 list(STORED_TABLES),
             )
         return {name: int(size) for name, size in cursor.fetchall()}, int(content)
+
+
+def stored_bytes_detail() -> list[tuple[str, str, int]]:
+    """Where the bytes of ``STORED_TABLES`` are: (table, column or index, bytes), largest first.
+
+    Columns are the values as stored (PostgreSQL ``pg_column_size``, after compression; SQLite
+    ``LENGTH`` of the value as a blob, integers as 8 bytes) and do not include row headers or
+    page slack; indexes are their whole relations (PostgreSQL ``pg_relation_size``, SQLite
+    ``dbstat`` pages)."""
+    from django.db import connection
+
+    found: list[tuple[str, str, int]] = []
+    with connection.cursor() as cursor:
+        for table in STORED_TABLES:
+            columns = [
+                c.name for c in connection.introspection.get_table_description(cursor, table)
+            ]
+            if connection.vendor == "postgresql":
+                sizes = ", ".join(f'COALESCE(SUM(pg_column_size("{c}")), 0)' for c in columns)
+            else:
+                sizes = ", ".join(
+                    f"COALESCE(SUM(CASE typeof(\"{c}\") WHEN 'integer' THEN 8 "
+                    f"WHEN 'null' THEN 0 ELSE LENGTH(CAST(\"{c}\" AS BLOB)) END), 0)"
+                    for c in columns
+                )
+            cursor.execute(f'SELECT {sizes} FROM "{table}"')
+            found += [
+                (table, c, int(size)) for c, size in zip(columns, cursor.fetchone(), strict=True)
+            ]
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    "SELECT i.relname, pg_relation_size(i.oid) FROM pg_index x "
+                    "JOIN pg_class i ON i.oid = x.indexrelid WHERE x.indrelid = %s::regclass",
+                    [table],
+                )
+            else:
+                cursor.execute(
+                    "SELECT d.name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_schema s "
+                    "ON s.name = d.name WHERE s.tbl_name = %s AND s.type = 'index' "
+                    "GROUP BY d.name",
+                    [table],
+                )
+            found += [(table, f"index {name}", int(size)) for name, size in cursor.fetchall()]
+    return sorted(found, key=lambda row: -row[2])

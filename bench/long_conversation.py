@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_database, stored_bytes
+from bench import bench_database, stored_bytes, stored_bytes_detail
 
 WINDOW = 8_192
 RESERVE = 1_024
@@ -210,7 +210,11 @@ class Conversation:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=5_000)
-    turns = parser.parse_args().turns
+    parser.add_argument(
+        "--detail", action="store_true", help="also print stored bytes per column and index"
+    )
+    arguments = parser.parse_args()
+    turns = arguments.turns
     edge = min(500, turns // 4)
     with bench_database() as database:
         from compaction.models import Summary
@@ -295,6 +299,10 @@ def main() -> int:
             f"{storage_ratio:.2f}x (limit {MAX_STORAGE_RATIO}); per turn: "
             + ", ".join(f"{name} {size / all_turns:,.0f}" for name, size in tables.items())
         )
+        if arguments.detail:
+            for table, part, size in stored_bytes_detail():
+                if size >= all_turns:
+                    print(f"    {table}.{part}: {size / all_turns:,.0f} bytes per turn")
         violations = long.violations + young.violations
         print(
             f"  current turn lost, dropped or summarised: {violations} of "
