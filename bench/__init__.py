@@ -222,7 +222,8 @@ def stored_bytes() -> tuple[dict[str, int], int]:
             cursor.execute("SELECT COALESCE(SUM(octet_length(content)), 0) FROM threads_message")
             content = cursor.fetchone()[0]
             cursor.execute(
-                "SELECT name, pg_total_relation_size(name::regclass) FROM unnest(%s::text[]) AS name",
+                "SELECT name, pg_total_relation_size(name::regclass) "
+                "FROM unnest(%s::text[]) AS name",
                 [list(STORED_TABLES)],
             )
         else:
