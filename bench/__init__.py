@@ -211,11 +211,20 @@ STORED_TABLES = (
 )
 
 
+# The full-text index over message content (``threads.search``), counted apart from the
+# tables: PostgreSQL's GIN index lives inside ``threads_message``'s total, SQLite's FTS5
+# table (with its copy of each message's text) in tables of its own.
+SEARCH_INDEX = "search index"
+
+
 def stored_bytes() -> tuple[dict[str, int], int]:
-    """(bytes per table of ``STORED_TABLES`` — rows, out-of-line values and indexes —, bytes
-    of message content). PostgreSQL: ``pg_total_relation_size``; SQLite: the pages of each
-    table and of its indexes (``dbstat``)."""
+    """(bytes per table of ``STORED_TABLES`` — rows, out-of-line values and indexes — and of
+    ``SEARCH_INDEX``, bytes of message content). PostgreSQL: ``pg_total_relation_size`` (the
+    search index's ``pg_relation_size`` taken out of the messages' figure); SQLite: the pages
+    of each table and of its indexes, and of the FTS5 table's shadow tables (``dbstat``)."""
     from django.db import connection
+
+    from threads.search import FTS_TABLE, PG_INDEX
 
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -226,6 +235,10 @@ def stored_bytes() -> tuple[dict[str, int], int]:
                 "FROM unnest(%s::text[]) AS name",
                 [list(STORED_TABLES)],
             )
+            tables = {name: int(size) for name, size in cursor.fetchall()}
+            cursor.execute("SELECT pg_relation_size(%s::regclass)", [PG_INDEX])
+            search = int(cursor.fetchone()[0])
+            tables["threads_message"] -= search
         else:
             cursor.execute(
                 "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM threads_message"
@@ -238,7 +251,13 @@ def stored_bytes() -> tuple[dict[str, int], int]:
                 f"WHERE s.tbl_name IN ({placeholders}) GROUP BY s.tbl_name",
                 list(STORED_TABLES),
             )
-        return {name: int(size) for name, size in cursor.fetchall()}, int(content)
+            tables = {name: int(size) for name, size in cursor.fetchall()}
+            cursor.execute(
+                "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE %s",
+                [f"{FTS_TABLE}%"],
+            )
+            search = int(cursor.fetchone()[0])
+        return {**tables, SEARCH_INDEX: search}, int(content)
 
 
 def stored_bytes_detail() -> list[tuple[str, str, int]]:
