@@ -39,6 +39,7 @@ from audit.export_pdf import export_pdf
 from audit.models import DeletionRequest
 from auditlog.events import Actor, audit_event_record
 from auditlog.models import AuditEvent
+from compaction import record_form
 from compaction.models import AssemblyRecord, Summary
 from compaction.selectors import items_expanded
 from convmem.errors import InvalidRequest
@@ -194,9 +195,9 @@ def _assembly(a: dict[str, Any]) -> Record:
         "leaf_id": a["leaf__public_id"],
         "assembler_version": a["assembler_version"],
         "items": a["items"],
-        "plan": a["plan"],
-        "tokens": a["tokens"],
-        "budget": a["budget"],
+        "plan": record_form.plan_shown(a["plan"]),
+        "tokens": record_form.tokens_shown(a["tokens"], a["budget"]),
+        "budget": record_form.budget_shown(a["budget"], a["assembler_version"]),
         "rendered_hash": a["rendered_hash"],
         "snapshot_purged_at": a["rendered_purged_at"],
         "created_at": a["created_at"],

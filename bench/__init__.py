@@ -211,20 +211,34 @@ STORED_TABLES = (
 )
 
 
+# The full-text index over message content (``threads.search``), counted apart from the
+# tables: PostgreSQL's GIN index lives inside ``threads_message``'s total, SQLite's FTS5
+# table (with its copy of each message's text) in tables of its own.
+SEARCH_INDEX = "search index"
+
+
 def stored_bytes() -> tuple[dict[str, int], int]:
-    """(bytes per table of ``STORED_TABLES`` — rows, out-of-line values and indexes —, bytes
-    of message content). PostgreSQL: ``pg_total_relation_size``; SQLite: the pages of each
-    table and of its indexes (``dbstat``)."""
+    """(bytes per table of ``STORED_TABLES`` — rows, out-of-line values and indexes — and of
+    ``SEARCH_INDEX``, bytes of message content). PostgreSQL: ``pg_total_relation_size`` (the
+    search index's ``pg_relation_size`` taken out of the messages' figure); SQLite: the pages
+    of each table and of its indexes, and of the FTS5 table's shadow tables (``dbstat``)."""
     from django.db import connection
+
+    from threads.search import FTS_TABLE, PG_INDEX
 
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SELECT COALESCE(SUM(octet_length(content)), 0) FROM threads_message")
             content = cursor.fetchone()[0]
             cursor.execute(
-                "SELECT name, pg_total_relation_size(name::regclass) FROM unnest(%s) AS name",
+                "SELECT name, pg_total_relation_size(name::regclass) "
+                "FROM unnest(%s::text[]) AS name",
                 [list(STORED_TABLES)],
             )
+            tables = {name: int(size) for name, size in cursor.fetchall()}
+            cursor.execute("SELECT pg_relation_size(%s::regclass)", [PG_INDEX])
+            search = int(cursor.fetchone()[0])
+            tables["threads_message"] -= search
         else:
             cursor.execute(
                 "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM threads_message"
@@ -237,4 +251,54 @@ def stored_bytes() -> tuple[dict[str, int], int]:
                 f"WHERE s.tbl_name IN ({placeholders}) GROUP BY s.tbl_name",
                 list(STORED_TABLES),
             )
-        return {name: int(size) for name, size in cursor.fetchall()}, int(content)
+            tables = {name: int(size) for name, size in cursor.fetchall()}
+            cursor.execute(
+                "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE %s",
+                [f"{FTS_TABLE}%"],
+            )
+            search = int(cursor.fetchone()[0])
+        return {**tables, SEARCH_INDEX: search}, int(content)
+
+
+def stored_bytes_detail() -> list[tuple[str, str, int]]:
+    """Where the bytes of ``STORED_TABLES`` are: (table, column or index, bytes), largest first.
+
+    Columns are the values as stored (PostgreSQL ``pg_column_size``, after compression; SQLite
+    ``LENGTH`` of the value as a blob, integers as 8 bytes) and do not include row headers or
+    page slack; indexes are their whole relations (PostgreSQL ``pg_relation_size``, SQLite
+    ``dbstat`` pages)."""
+    from django.db import connection
+
+    found: list[tuple[str, str, int]] = []
+    with connection.cursor() as cursor:
+        for table in STORED_TABLES:
+            columns = [
+                c.name for c in connection.introspection.get_table_description(cursor, table)
+            ]
+            if connection.vendor == "postgresql":
+                sizes = ", ".join(f'COALESCE(SUM(pg_column_size("{c}")), 0)' for c in columns)
+            else:
+                sizes = ", ".join(
+                    f"COALESCE(SUM(CASE typeof(\"{c}\") WHEN 'integer' THEN 8 "
+                    f"WHEN 'null' THEN 0 ELSE LENGTH(CAST(\"{c}\" AS BLOB)) END), 0)"
+                    for c in columns
+                )
+            cursor.execute(f'SELECT {sizes} FROM "{table}"')
+            found += [
+                (table, c, int(size)) for c, size in zip(columns, cursor.fetchone(), strict=True)
+            ]
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    "SELECT i.relname, pg_relation_size(i.oid) FROM pg_index x "
+                    "JOIN pg_class i ON i.oid = x.indexrelid WHERE x.indrelid = %s::regclass",
+                    [table],
+                )
+            else:
+                cursor.execute(
+                    "SELECT d.name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_schema s "
+                    "ON s.name = d.name WHERE s.tbl_name = %s AND s.type = 'index' "
+                    "GROUP BY d.name",
+                    [table],
+                )
+            found += [(table, f"index {name}", int(size)) for name, size in cursor.fetchall()]
+    return sorted(found, key=lambda row: -row[2])

@@ -14,7 +14,8 @@ Printed, each from this one run:
   the shared machine's drift affects both alike; limit 1.2;
 - memo rows the context read per turn (``context_read``), first vs last 500: O(1);
 - stored bytes per turn (messages, assembly records, memos, blobs, audit events, with their
-  indexes) against the message content's bytes; limit 2;
+  indexes) against the message content's bytes; limit 2; and, apart, the full-text index over
+  the messages (PostgreSQL's GIN index, SQLite's FTS5 table) and the ratio with it;
 - tokens the memo writers were given (previous memo + segment) per turn, per 1,000-turn
   bucket, and the last/first bucket ratio: flat;
 - the largest writer input vs the summarizer's context limit, and storage per memo (covered
@@ -37,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_database, stored_bytes
+from bench import SEARCH_INDEX, bench_database, stored_bytes, stored_bytes_detail
 
 WINDOW = 8_192
 RESERVE = 1_024
@@ -210,7 +211,11 @@ class Conversation:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=5_000)
-    turns = parser.parse_args().turns
+    parser.add_argument(
+        "--detail", action="store_true", help="also print stored bytes per column and index"
+    )
+    arguments = parser.parse_args()
+    turns = arguments.turns
     edge = min(500, turns // 4)
     with bench_database() as database:
         from compaction.models import Summary
@@ -287,14 +292,24 @@ def main() -> int:
         )
         tables, content = stored_bytes()
         all_turns = long.index + young.index
+        search = tables.pop(SEARCH_INDEX)
         storage_ratio = sum(tables.values()) / content
         print(
             f"  stored: {sum(tables.values()) / all_turns:,.0f} bytes per turn (messages, "
-            f"assembly records, memos, blobs, audit events, indexes included) for "
+            f"assembly records, memos, blobs, audit events, their indexes included) for "
             f"{content / all_turns:,.0f} bytes of message content -> "
             f"{storage_ratio:.2f}x (limit {MAX_STORAGE_RATIO}); per turn: "
             + ", ".join(f"{name} {size / all_turns:,.0f}" for name, size in tables.items())
         )
+        print(
+            f"  the full-text index over messages (recall, search), apart: "
+            f"{search / all_turns:,.0f} bytes per turn -> with it "
+            f"{(sum(tables.values()) + search) / content:.2f}x"
+        )
+        if arguments.detail:
+            for table, part, size in stored_bytes_detail():
+                if size >= all_turns:
+                    print(f"    {table}.{part}: {size / all_turns:,.0f} bytes per turn")
         violations = long.violations + young.violations
         print(
             f"  current turn lost, dropped or summarised: {violations} of "

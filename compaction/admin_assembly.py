@@ -150,7 +150,7 @@ def _shown_memo(items: list[ItemView]) -> tuple[Summary | None, int]:
 
 def _plan_view(assembly: AssemblyRecord, items: list[ItemView]) -> PlanView | None:
     """Two queries whatever the plan's size; None for records from before plans were kept."""
-    plan = assembly.plan or {}
+    plan = assembly.plan_shown()
     if not plan:
         return None
     memo, also_verbatim = _shown_memo(items)
@@ -198,9 +198,9 @@ def assembly_view(
         "items": items,
         "plan": _plan_view(assembly, items),
         "thumbnails": settings.CONVMEM_ADMIN_IMAGE_THUMBNAILS,
-        "bar": budget_bar(assembly.tokens or {}),
-        "tokens": assembly.tokens or {},
-        "budget": assembly.budget or {},
+        "bar": budget_bar(assembly.tokens_shown()),
+        "tokens": assembly.tokens_shown(),
+        "budget": assembly.budget_shown(),
         "replay": replay,
         "has_view_permission": True,
     }

@@ -39,7 +39,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from auditlog.events import Actor, audit_event_build
-from compaction import item_runs, selectors, snapshots
+from compaction import item_runs, record_form, selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
@@ -625,15 +625,20 @@ def _assemble(
         leaf_id=leaf.pk,
         assembler_version=plan.version,
         items=_stored_items(record_items, read, keep=profile.keep_rendered),
-        plan={**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix},
-        tokens=tokens,
-        budget={
-            "window": window,
-            "reserve": reserve,
-            "profile": profile.name,
-            "encoding": profile.encoding,
-            "policy": asdict(profile.policy),
-        },
+        plan=record_form.plan_stored(
+            {**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix}
+        ),
+        tokens=record_form.tokens_stored(tokens),
+        budget=record_form.budget_stored(
+            {
+                "window": window,
+                "reserve": reserve,
+                "profile": profile.name,
+                "encoding": profile.encoding,
+                "policy": asdict(profile.policy),
+            },
+            plan.version,
+        ),
         rendered_hash=sha256_hex(canonical_json(messages)),
         rendered_pieces=digests,
     )

@@ -465,6 +465,26 @@ def score_memo(
     )
 
 
+# How many facts of each list a memo's stored scores name (the counts are always whole).
+STORED_LISTED_FACTS = 12
+
+
+def scores_stored(scores: dict[str, Any], max_listed: int = STORED_LISTED_FACTS) -> dict[str, Any]:
+    """``scores`` as a memo stores them: found, missing, unsupported and unsupported_values
+    each cut to ``max_listed`` entries (in the order given), with its full size in
+    ``*_count``.
+
+    The whole lists cost about 2 KB a memo, more than the memo's text, kept for as long as the
+    thread (issue 24); the admin's memo page highlights the facts listed and shows the counts.
+    """
+    stored = dict(scores)
+    for key in ("found", "missing", "unsupported", "unsupported_values"):
+        if key in stored:
+            stored.setdefault(f"{key}_count", len(stored[key]))
+            stored[key] = stored[key][:max_listed]
+    return stored
+
+
 def _ratio(part: int, whole: int, *, empty: float) -> float:
     return part / whole if whole else empty
 

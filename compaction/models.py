@@ -4,6 +4,8 @@ ids, with the texts that were not messages)."""
 from django.db import models
 from django.db.models import Q
 
+from compaction import record_form
+from convmem.compact_json import CompactJSONEncoder
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
@@ -43,7 +45,7 @@ class Summary(models.Model):
     goal = models.ForeignKey(
         "threads.Message", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    covered_ids = models.JSONField(default=list, blank=True)
+    covered_ids = models.JSONField(default=list, blank=True, encoder=CompactJSONEncoder)
     base = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="extensions"
     )
@@ -56,7 +58,7 @@ class Summary(models.Model):
     model = models.CharField(max_length=128, blank=True)
     prompt_version = models.CharField(max_length=64, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True)
-    scores = models.JSONField(default=dict, blank=True)
+    scores = models.JSONField(default=dict, blank=True, encoder=CompactJSONEncoder)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(
@@ -139,14 +141,18 @@ class AssemblyRecord(models.Model):
     )
     leaf = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
     assembler_version = models.CharField(max_length=32)
-    items = models.JSONField(default=list)
-    tokens = models.JSONField(default=dict)
-    budget = models.JSONField(default=dict)
+    # Stored in the short forms of ``compaction.record_form``; read them through the
+    # ``*_shown`` methods.
+    items = models.JSONField(default=list, encoder=CompactJSONEncoder)
+    tokens = models.JSONField(default=dict, encoder=CompactJSONEncoder)
+    budget = models.JSONField(default=dict, encoder=CompactJSONEncoder)
     plan = models.JSONField(
         default=dict,
         blank=True,
+        encoder=CompactJSONEncoder,
         help_text="What the curator decided besides the items shown: dropped and elided "
-        "message ids, the range the memo stands for, the memo it asked for, the input format.",
+        "message ids, the range the memo stands for, the memo it asked for, the input format "
+        "(entries at their defaults are not stored).",
     )
     rendered_hash = models.CharField(max_length=64)
     rendered_pieces = models.JSONField(
@@ -175,6 +181,15 @@ class AssemblyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+    def plan_shown(self) -> dict:
+        return record_form.plan_shown(self.plan)
+
+    def budget_shown(self) -> dict:
+        return record_form.budget_shown(self.budget, self.assembler_version)
+
+    def tokens_shown(self) -> dict:
+        return record_form.tokens_shown(self.tokens, self.budget)
 
 
 class ContentBlob(models.Model):

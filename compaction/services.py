@@ -43,7 +43,12 @@ from auditlog.events import Actor, audit_event_record
 from compaction import selectors
 from compaction.backends import BackendError, MemoDraft, SummarizerBackend, get_backend
 from compaction.curator import Turn, next_segment
-from compaction.evals import score_memo, score_memo_over_range, unsupported_values
+from compaction.evals import (
+    score_memo,
+    score_memo_over_range,
+    scores_stored,
+    unsupported_values,
+)
 from compaction.memo_input import fit_sources, input_budget, memo_sources
 from compaction.models import Summary
 from compaction.profiles import EffectiveProfile, thread_profile
@@ -322,7 +327,7 @@ def _store(
         original_tokens=sum(row.token_count for row in written.shown) + sources.previous_tokens,
         memo_tokens=max(0, written.token_count - written.header_tokens),
     ).as_dict()
-    scores.update(_checked_values(written))
+    scores = scores_stored({**scores, **_checked_values(written)})
     fields = {
         "status": Summary.Status.READY,
         "text": written.text,
@@ -462,7 +467,7 @@ def summary_score(*, summary_id: int) -> Summary | None:
             scores[key] = summary.scores[key]
     stored = Summary.objects.filter(
         pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
-    ).update(scores=scores, updated_at=timezone.now())
+    ).update(scores=scores_stored(scores), updated_at=timezone.now())
     return summary if stored else None
 
 

@@ -36,7 +36,7 @@ def test_it_lists_the_items_in_order(support: Client, memo_thread: MemoThread):
 
 
 def test_the_budget_bar_adds_up_to_the_window(support: Client, memo_thread: MemoThread):
-    tokens = memo_thread.assembly.tokens
+    tokens = memo_thread.assembly.tokens_shown()
 
     bar = {
         segment.key: segment for segment in support.get(assembly_url(memo_thread)).context["bar"]

@@ -122,9 +122,9 @@ def test_support_reads_the_budget_bar_and_replays(
         for i in range(segments.count())
     }
     assert abs(sum(shares.values()) - 1) < 0.01  # the segments fill the window
-    window = memo_thread.assembly.tokens["window"]
+    window = memo_thread.assembly.tokens_shown()["window"]
     for section in ("system", "memo", "recent", "retrieved", "reserve"):
-        assert abs(shares[section] - memo_thread.assembly.tokens[section] / window) < 0.01
+        assert abs(shares[section] - memo_thread.assembly.tokens_shown()[section] / window) < 0.01
     expect(page.locator("#items")).to_contain_text("kb:lost-parcels")
     screenshot(page, "assembly-budget-bar")
 

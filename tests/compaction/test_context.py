@@ -78,7 +78,7 @@ def test_it_records_the_assembly_as_ids_and_a_hash(acme):
     # What changes every turn (retrieved) goes after the history, before the current turn.
     assert kinds == ["system", "message", "message", "retrieved", "message"]
     assert record.budget["window"] == 8192
-    assert record.tokens == r.data["tokens"]
+    assert record.tokens_shown() == r.data["tokens"]
     assert record.rendered_hash == rendered_hash(r.data["messages"])
     assert record.rendered_pieces is None  # the text is not kept unless a profile asks
     event = AuditEvent.objects.get(action="assembly.recorded")
