@@ -9,7 +9,9 @@ PostgreSQL only (its own database ``convmem_load``, or ``CONVMEM_LOAD_DB``, on t
 ``DATABASE_URL``, dropped afterwards), its own redis-server and local streaming chat server
 (``tests.support.chat_server``, one word per chunk), gunicorn, one Celery worker with beat for
 the other queues and ``--generation-workers`` workers on the ``generation`` queue. Leases are
-short (``--lease`` seconds), so a killed worker's run is taken over soon.
+short (``--lease`` seconds), so a killed worker's run is taken over soon, and so is an
+Idempotency-Key left in flight by a killed web worker (``CONVMEM_IDEMPOTENCY_LOCK_SECONDS``
+10 s).
 
 Each client (``convmem_client``, on a thread of its own) holds one conversation: turn after
 turn, ``respond_stream`` with a fresh Idempotency-Key; the client re-opens a cut stream with
@@ -478,6 +480,8 @@ def main() -> int:
         "CONVMEM_RESPOND_LEASE_SECONDS": str(args.lease),
         # A killed worker's deliveries come back soon (they find their attempt taken over).
         "CELERY_VISIBILITY_TIMEOUT": "10",
+        # A key left in flight by a killed web worker is taken over as soon (default 60 s).
+        "CONVMEM_IDEMPOTENCY_LOCK_SECONDS": "10",
     }
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "convmem.settings")
