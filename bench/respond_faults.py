@@ -356,6 +356,15 @@ def verify(logs: list[Conversation]) -> Counter:
                 answer.public_id != turn.answer_id or answer.content != turn.text
             ):
                 counts["text_mismatch"] += 1
+                run = RespondRun.objects.get(user_message=user)
+                partial = turn.text[: len(turn.text) - len(answer.content)]
+                if (
+                    run.attempt > 1
+                    and turn.text.endswith(answer.content)
+                    and answer.content.startswith(partial)
+                ):
+                    # The killed attempt's partial text, then the whole answer again.
+                    counts["text_partial_then_whole"] += 1
     stuck = RespondRun.objects.filter(status=RespondRun.Status.STREAMING)
     counts["stuck"] = stuck.count()
     for run in stuck:
@@ -382,6 +391,7 @@ def figures(
         "lost": counts["lost"],
         "duplicated": counts["duplicated"],
         "text_mismatch": counts["text_mismatch"],
+        "text_partial_then_whole": counts["text_partial_then_whole"],
         "off_path": counts["off_path"],
         "path_broken": counts["path_broken"],
         "stuck": counts["stuck"],
@@ -420,8 +430,11 @@ def report(result: dict[str, Any]) -> None:
         f"lost: {result['lost']}   duplicated: {result['duplicated']}"
     )
     print(
-        f"client text != stored answer: {result['text_mismatch']}   answers off the active "
-        f"path: {result['off_path']}   broken paths: {result['path_broken']}   runs stuck "
+        f"client text != stored answer: {result['text_mismatch']} (a taken-over attempt's "
+        f"partial text, then the whole answer: {result['text_partial_then_whole']})"
+    )
+    print(
+        f"answers off the active path: {result['off_path']}   broken paths: {result['path_broken']}   runs stuck "
         f"streaming: {result['stuck']} (settled in {result['settle_seconds']} s)"
     )
     print(
