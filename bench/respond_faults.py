@@ -434,8 +434,9 @@ def report(result: dict[str, Any]) -> None:
         f"partial text, then the whole answer: {result['text_partial_then_whole']})"
     )
     print(
-        f"answers off the active path: {result['off_path']}   broken paths: {result['path_broken']}   runs stuck "
-        f"streaming: {result['stuck']} (settled in {result['settle_seconds']} s)"
+        f"answers off the active path: {result['off_path']}   broken paths: "
+        f"{result['path_broken']}   runs stuck streaming: {result['stuck']} "
+        f"(settled in {result['settle_seconds']} s)"
     )
     print(
         f"runs taken over: {result['runs_taken_over']}   client restarts: "
