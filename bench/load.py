@@ -99,7 +99,21 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
-def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+ALL_QUEUES = "memos,bulk,erasure,generation,webhooks,celery"
+
+
+def start_worker(
+    env: dict[str, str],
+    log: Path,
+    *,
+    queues: str = ALL_QUEUES,
+    beat: bool = True,
+    concurrency: int = 2,
+    loglevel: str = "WARNING",
+) -> subprocess.Popen[bytes]:
+    """A Celery worker (its own session: ``os.killpg`` reaches its pool) consuming ``queues``,
+    with beat unless ``beat`` is False (one beat per stack). At ``loglevel`` INFO its log says
+    `` ready.`` once it consumes."""
     with log.open("wb") as sink:
         return subprocess.Popen(
             [
@@ -109,13 +123,13 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
                 "-A",
                 "convmem",
                 "worker",
-                "--beat",
+                *(["--beat"] if beat else []),
                 "--queues",
-                "memos,bulk,erasure,generation,webhooks,celery",
+                queues,
                 "--concurrency",
-                "2",
+                str(concurrency),
                 "--loglevel",
-                "WARNING",
+                loglevel,
                 "--without-gossip",
                 "--without-mingle",
             ],
