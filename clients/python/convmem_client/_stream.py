@@ -25,8 +25,9 @@ ERROR_STATUS = {
 @dataclass(frozen=True)
 class StreamEvent:
     """One event: ``turn`` (the stored user turn), ``token`` (``text``), ``done`` (``result``,
-    the stored turn), or ``restart`` (made by the client: the connection dropped or the model
-    failed mid-answer and the answer starts over; what was shown so far is superseded).
+    the stored turn), or ``restart`` (made by the client: the connection dropped, the model
+    failed mid-answer, or the server took the run over and asked the model again (a ``turn``
+    with ``resumed``), and the answer starts over; what was shown so far is superseded).
     ``id`` and ``retry`` are the event's SSE fields, when the server sends them."""
 
     type: str

@@ -436,9 +436,9 @@ class Client:
     ) -> ResponseStream:
         """A run's events (``turn``, ``token``…, ``done``), from the start or after
         ``last_event_id``. A dropped connection is re-opened after the last ``id:`` seen, so
-        every token comes once (no ``restart``); an ``error`` event (``run_cancelled``,
-        ``run_lost``, the model's error) is raised: ``run_lost`` is resumed by ``respond``
-        with the run's Idempotency-Key."""
+        every token comes once (a ``restart`` only when a takeover asked the model again); an
+        ``error`` event (``run_cancelled``, ``run_lost``, the model's error) is raised:
+        ``run_lost`` is resumed by ``respond`` with the run's Idempotency-Key."""
         call = core.read(f"/threads/{thread_id}/runs/{run_id}/events", as_is, None, options)
         call.relay = True
         if last_event_id is not None:
@@ -723,9 +723,11 @@ class Client:
                             ):
                                 break
                             raise error
-                        yield StreamEvent(
-                            sse.event, sse.json(), sse.id or None, sse.retry, call.key
-                        )
+                        data = sse.json()
+                        if sse.event == "turn" and shown and data.get("resumed"):
+                            # A takeover asked the model again: the answer starts over.
+                            yield StreamEvent("restart", {"attempt": attempt}, None, None, call.key)
+                        yield StreamEvent(sse.event, data, sse.id or None, sse.retry, call.key)
                         shown = True
                         if sse.event == "done":
                             return

@@ -402,6 +402,10 @@ export class Convmem {
               if (error.status === 503 && attempt < this.maxRetries) break; // resumable
               throw error;
             }
+            if (event.type === "turn" && shown && event.data?.resumed) {
+              // A takeover asked the model again: the answer starts over.
+              yield { type: "restart", data: { attempt: attempt + 1 }, idempotencyKey: key };
+            }
             yield { ...event, idempotencyKey: key };
             shown = true;
             if (event.type === "done") return;
