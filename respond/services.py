@@ -219,7 +219,11 @@ def _take_over(run: RespondRun) -> int | None:
     return run.attempt + 1 if taken == 1 else None
 
 
-def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext) -> Assembly:
+def _assemble(
+    thread: Thread, actor: Actor, leaf: Message, context: TurnContext, *, appended: bool = False
+) -> Assembly:
+    """The input ending at ``leaf``; ``appended``: ``leaf`` was appended in the transaction
+    still open, whose thread row lock keeps an erasure out (nothing is read again)."""
     return context_assemble(
         thread=thread,
         actor=actor,
@@ -228,6 +232,7 @@ def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext)
         system=context.system,
         leaf_public_id=leaf.public_id,
         retrieved=list(context.retrieved),
+        appended_leaf=leaf if appended else None,
     )
 
 
@@ -280,7 +285,7 @@ def _begin(
     # on the thread waits for this one's run to be committed and then refuses (409).
     if _answer_running(thread_id=thread.pk):
         raise ThreadBusy
-    assembly = _assemble(thread, actor, user, context)
+    assembly = _assemble(thread, actor, user, context, appended=True)
     _model_params(thread, assembly.record, context, assembly.prefix["messages"])
     assembled.append(assembly)
     run = RespondRun.objects.create(
@@ -783,23 +788,25 @@ def respond_generate(*, run_id: int, attempt: int) -> str | None:
     run's stream, store the answer (see the section comment). Safe to run twice. Answers
     ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
     request's transaction; or ever: that transaction rolled back)."""
-    # Looked for before the claim: a run committed between a failed claim and this check
-    # would otherwise be taken for another delivery's and never generated.
-    if not RespondRun.objects.filter(pk=run_id).exists():
-        return RUN_NOT_VISIBLE
     answering = _worker_answering(run_id, attempt)
+    if answering is None:
+        # Not visible, or another delivery's. Claimed again once it is visible: a run
+        # committed between the failed claim and this look would otherwise be taken for
+        # another delivery's and never generated.
+        if not RespondRun.objects.filter(pk=run_id).exists():
+            return RUN_NOT_VISIBLE
+        answering = _worker_answering(run_id, attempt)
     if answering is None:
         logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
         return None
     run = answering.run
-    run_events.attempt_fence(run.public_id, attempt)
-    if run_events.cancel_requested(run.public_id):
+    cancelled, last_seq = run_events.attempt_start(run.public_id, attempt)
+    if cancelled:
         _release(run, attempt, code="cancelled", status=Status.CANCELLED)
-        seq = run_events.last_seq(run.public_id) + 1
-        event = _run_event(seq, Failed(run=run, error=RunCancelled()), answering)
+        event = _run_event(last_seq + 1, Failed(run=run, error=RunCancelled()), answering)
         run_events.event_append(run.public_id, event, attempt=attempt)
         return None
-    seq = max(run_events.last_seq(run.public_id), run.seq)
+    seq = max(last_seq, run.seq)
     answer = _Answer(answering).events()
     record_at = monotonic()
     try:
