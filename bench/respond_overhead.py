@@ -111,7 +111,9 @@ def main() -> int:
 
                 # Generation only: memo writing and scoring would compete for the same cores
                 # and slow both paths alike (their tasks wait in Redis, purged at the next start).
-                worker_env = {"CONVMEM_RESPOND_IN_WORKER": "1"}
+                # Connections kept between tasks, as deployed (``CONN_MAX_AGE`` default 60; the
+                # test worker closes them, which would add a PostgreSQL backend start per run).
+                worker_env = {"CONVMEM_RESPOND_IN_WORKER": "1", "CONN_MAX_AGE": "60"}
                 stack.enter_context(start_worker(worker_env, queues=["generation"]))
                 modes["worker"] = True
             times: dict[str, tuple[list[float], list[float]]] = {

@@ -31,7 +31,7 @@ that failed as ``failed`` (with when the curator asks again).
 Every refusal (``InvalidRequest``, 400) happens before the first write.
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -102,6 +102,9 @@ class Assembly:
     pending_memo: dict[str, Any] | None
     memo_error: dict[str, Any] | None
     memo_lag: dict[str, Any]
+    # The record's items with their runs expanded, in render order (ids, no content): what a
+    # replay reads the texts of (``compaction.replay``).
+    items: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -698,6 +701,7 @@ def _assemble(
         pending_memo=pending_section,
         memo_error=_memo_error(failed) if failed and not pending_memo else None,
         memo_lag=_memo_lag(plan, read),
+        items=record_items,
     )
 
 
