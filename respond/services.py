@@ -838,17 +838,17 @@ def respond_generate(
                 # The claim was lost (taken over): the stream is the new attempt's to end.
                 break
             seq += 1
-            if not run_events.event_append(
-                run.public_id, _run_event(seq, event, answering), attempt=attempt
-            ):
+            run_event = _run_event(seq, event, answering)
+            # The last event's number is on the row before a relay can see that event.
+            if run_event.terminal or monotonic() >= record_at:
+                RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
+                record_at = monotonic() + _SEQ_RECORD_SECONDS
+            if not run_events.event_append(run.public_id, run_event, attempt=attempt):
                 # Taken over (``orphans_take_over``): closing the answer stops the model, and
                 # it stores nothing, its claim being gone.
                 logger.warning("run %s attempt %s was taken over", run.public_id, attempt)
                 seq -= 1
                 break
-            if monotonic() >= record_at:
-                RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
-                record_at = monotonic() + _SEQ_RECORD_SECONDS
     finally:
         answer.close()
         RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
