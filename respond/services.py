@@ -688,13 +688,16 @@ _SEQ_RECORD_SECONDS = 1.0
 _HANDED_ITEMS_MAX = 2000
 
 
-def _handed_items(assembly: Assembly) -> list[dict[str, Any]] | None:
+def _handed_items(assembly: Assembly | None) -> list[dict[str, Any]] | None:
     """The input's expanded items for the worker (ids, kinds and counts, never content: the
-    broker holds no text), so it reads only the texts; None past ``_HANDED_ITEMS_MAX``."""
-    return assembly.items if 0 < len(assembly.items) <= _HANDED_ITEMS_MAX else None
+    broker holds no text), so it reads only the texts; None without an input in hand (a run
+    beat takes over) or past ``_HANDED_ITEMS_MAX``: the worker expands the record's."""
+    if assembly is None or not 0 < len(assembly.items) <= _HANDED_ITEMS_MAX:
+        return None
+    return assembly.items
 
 
-def _queue_generation(run_pk: int, attempt: int, assembly: Assembly) -> None:
+def _queue_generation(run_pk: int, attempt: int, assembly: Assembly | None) -> None:
     """Send ``respond.generate``; ``QueueUnavailable`` (503) when the broker refuses it."""
     from celery import current_app
 
