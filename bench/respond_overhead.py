@@ -13,7 +13,8 @@ per chunk (``--chunk-delay`` seconds apart, default 1 ms). Each round, interleav
 
 Printed: p50 time to the first token (direct: first content chunk; convmem: first ``token``
 event) and to the end (convmem: the ``done`` event, after the answer is stored), the
-difference and the ratio. Limits: first token <= 10 ms over direct, total <= 1.2x.
+difference and the ratio. Limits: first token <= 10 ms over direct in the request, <= 20 ms
+through the worker; total <= 1.2x.
 
     .venv/bin/python bench/respond_overhead.py [--rounds 60]     # SQLite (temporary file)
     DATABASE_URL=postgres://… CONVMEM_BENCH_DB=… .venv/bin/python bench/respond_overhead.py
@@ -37,7 +38,7 @@ from tests.support.chat_server import ChatServer
 
 MODEL = "bench-chat-model"
 WORDS = 200
-MAX_FIRST_TOKEN_MS = 10.0
+MAX_FIRST_TOKEN_MS = {"convmem": 10.0, "worker": 20.0}
 MAX_TOTAL_RATIO = 1.2
 
 
@@ -111,7 +112,9 @@ def main() -> int:
 
                 # Generation only: memo writing and scoring would compete for the same cores
                 # and slow both paths alike (their tasks wait in Redis, purged at the next start).
-                worker_env = {"CONVMEM_RESPOND_IN_WORKER": "1"}
+                # Connections kept between tasks, as deployed (``CONN_MAX_AGE`` default 60; the
+                # test worker closes them, which would add a PostgreSQL backend start per run).
+                worker_env = {"CONVMEM_RESPOND_IN_WORKER": "1", "CONN_MAX_AGE": "60"}
                 stack.enter_context(start_worker(worker_env, queues=["generation"]))
                 modes["worker"] = True
             times: dict[str, tuple[list[float], list[float]]] = {
@@ -152,10 +155,12 @@ def main() -> int:
         print(f"{name:<10}{p50_ms(first):>20.1f}{p50_ms(total):>15.1f}")
     for name, (first_over, total_ratio) in over.items():
         print(
-            f"{name}: first token +{first_over:.1f} ms (limit {MAX_FIRST_TOKEN_MS:.0f}); "
+            f"{name}: first token +{first_over:.1f} ms (limit {MAX_FIRST_TOKEN_MS[name]:.0f}); "
             f"total {total_ratio:.2f}x (limit {MAX_TOTAL_RATIO})"
         )
-    within = all(f <= MAX_FIRST_TOKEN_MS and r <= MAX_TOTAL_RATIO for f, r in over.values())
+    within = all(
+        f <= MAX_FIRST_TOKEN_MS[name] and r <= MAX_TOTAL_RATIO for name, (f, r) in over.items()
+    )
     return 0 if within else 1
 
 

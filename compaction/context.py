@@ -31,7 +31,7 @@ that failed as ``failed`` (with when the curator asks again).
 Every refusal (``InvalidRequest``, 400) happens before the first write.
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -102,6 +102,9 @@ class Assembly:
     pending_memo: dict[str, Any] | None
     memo_error: dict[str, Any] | None
     memo_lag: dict[str, Any]
+    # The record's items with their runs expanded, in render order (ids, no content): what a
+    # replay reads the texts of (``compaction.replay``).
+    items: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -530,10 +533,16 @@ def context_assemble(
     system: str | None = None,
     leaf_public_id: str | None = None,
     retrieved: list[RetrievedItem] | None = None,
+    appended_leaf: Message | None = None,
 ) -> Assembly:
     """Assemble, record and return the model input ending at ``leaf_public_id`` (default: the
     active leaf); see the module docstring. ``thread`` must come with its ``profile`` and
     ``active_leaf`` selected. ``system`` None: the thread's own system prompt, if it has one.
+
+    ``appended_leaf``: the leaf is a message the caller appended in its still open transaction
+    (``/respond``). Neither it nor the erasure hold is read again: the append's thread row lock
+    (``FOR NO KEY UPDATE``, held to commit) already keeps an erasure out, as the hold would,
+    and no savepoint is taken (a refusal rolls the caller's whole transaction back).
 
     Raises ``InvalidRequest`` (400) with nothing written for: a bad budget, an unknown encoding
     on the profile, too many retrieved items or items that do not fit, a leaf of another
@@ -548,6 +557,13 @@ def context_assemble(
         profile, window_tokens=window_tokens, reserve_tokens=reserve_tokens
     )
     _check_retrieved(retrieved)
+    if appended_leaf is not None:
+        if not transaction.get_connection().in_atomic_block:
+            raise RuntimeError("appended_leaf needs the append's transaction still open")
+        with transaction.atomic(savepoint=False):
+            return _assemble(
+                thread, actor, profile, window, reserve, system, appended_leaf, retrieved
+            )
     with transaction.atomic():
         # Read and record in one transaction that an erasure of the thread cannot cross: a
         # snapshot of content is stored before an erasure purges snapshots, or not at all.
@@ -562,10 +578,10 @@ def _assemble(
     window: int,
     reserve: int,
     system: str | None,
-    leaf_public_id: str | None,
+    leaf: str | Message | None,
     retrieved: list[RetrievedItem],
 ) -> Assembly:
-    leaf = _leaf(thread, leaf_public_id)
+    leaf = leaf if isinstance(leaf, Message) else _leaf(thread, leaf)
     group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
     texts = ([prompt] if prompt else []) + items
@@ -685,6 +701,7 @@ def _assemble(
         pending_memo=pending_section,
         memo_error=_memo_error(failed) if failed and not pending_memo else None,
         memo_lag=_memo_lag(plan, read),
+        items=record_items,
     )
 
 

@@ -88,8 +88,13 @@ def _reason(texts: _Texts) -> str:
     return "; ".join(problems) or "the assembler renders this record differently now"
 
 
-def assembly_replay(*, assembly: AssemblyRecord) -> Replay:
-    """Rebuild ``assembly``'s model input now; see the module docstring."""
+def assembly_replay(
+    *, assembly: AssemblyRecord, items: list[dict[str, Any]] | None = None
+) -> Replay:
+    """Rebuild ``assembly``'s model input now; see the module docstring. ``items``: its items
+    expanded (``Assembly.items``), from whoever assembled it; they spare the two reads that
+    expand the record's runs (the texts are read now all the same). Items that are not the
+    record's cannot pass for them: the rebuilt input's hash would differ."""
     try:
         check_version_known(assembly.assembler_version)
     except UnknownCuratorVersion:
@@ -101,7 +106,8 @@ def assembly_replay(*, assembly: AssemblyRecord) -> Replay:
             matches=False,
             reason=f"unknown assembler version {assembly.assembler_version!r}",
         )
-    items = assembly_items(assembly)
+    if items is None:
+        items = assembly_items(assembly)
     texts = _texts(assembly, items)
     messages = render(items, texts.by_key)
     replayed = rendered_hash(messages)

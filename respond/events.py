@@ -106,8 +106,23 @@ def attempt_fence(run_public_id: str, attempt: int) -> None:
 
 def last_seq(run_public_id: str) -> int:
     """The sequence number of the stream's last event (0: none, or expired)."""
-    last = _redis().xrevrange(_stream(run_public_id), count=1)
+    return _seq_of(_redis().xrevrange(_stream(run_public_id), count=1))
+
+
+def _seq_of(last: list[Any]) -> int:
     return int(last[0][0].split(b"-")[0]) if last else 0
+
+
+def attempt_start(run_public_id: str, attempt: int) -> tuple[bool, int]:
+    """``attempt_fence``, then (whether a cancel was requested, ``last_seq``), in one round
+    trip (the commands run in this order): what a worker that has just claimed ``attempt``
+    needs before its first event."""
+    pipe = _redis().pipeline(transaction=False)
+    pipe.eval(_RAISE_FENCE, 1, _fence(run_public_id), attempt, settings.CONVMEM_RUN_EVENTS_TTL)
+    pipe.exists(_cancel_key(run_public_id))
+    pipe.xrevrange(_stream(run_public_id), count=1)
+    _, cancelled, last = pipe.execute()
+    return bool(cancelled), _seq_of(last)
 
 
 def events_after(run_public_id: str, seq: int, *, block_ms: int = READ_BLOCK_MS) -> list[RunEvent]:

@@ -219,7 +219,11 @@ def _take_over(run: RespondRun) -> int | None:
     return run.attempt + 1 if taken == 1 else None
 
 
-def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext) -> Assembly:
+def _assemble(
+    thread: Thread, actor: Actor, leaf: Message, context: TurnContext, *, appended: bool = False
+) -> Assembly:
+    """The input ending at ``leaf``; ``appended``: ``leaf`` was appended in the transaction
+    still open, whose thread row lock keeps an erasure out (nothing is read again)."""
     return context_assemble(
         thread=thread,
         actor=actor,
@@ -228,6 +232,7 @@ def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext)
         system=context.system,
         leaf_public_id=leaf.public_id,
         retrieved=list(context.retrieved),
+        appended_leaf=leaf if appended else None,
     )
 
 
@@ -280,7 +285,7 @@ def _begin(
     # on the thread waits for this one's run to be committed and then refuses (409).
     if _answer_running(thread_id=thread.pk):
         raise ThreadBusy
-    assembly = _assemble(thread, actor, user, context)
+    assembly = _assemble(thread, actor, user, context, appended=True)
     _model_params(thread, assembly.record, context, assembly.prefix["messages"])
     assembled.append(assembly)
     run = RespondRun.objects.create(
@@ -302,7 +307,7 @@ def _begin(
         # Queued inside the transaction: a broker that refuses it rolls the turn back (503,
         # nothing written); a task that arrives before the commit waits for it
         # (``respond_generate`` answers ``RUN_NOT_VISIBLE`` and the task retries).
-        _queue_generation(run.pk, run.attempt)
+        _queue_generation(run.pk, run.attempt, assembly)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -678,14 +683,28 @@ GENERATE_TASK = "respond.generate"
 # model streams (seconds).
 _POLL_SECONDS = 0.1
 _SEQ_RECORD_SECONDS = 1.0
+# The most input items handed to the worker with the task (about 60 bytes each); a larger
+# input's runs are expanded from its record.
+_HANDED_ITEMS_MAX = 2000
 
 
-def _queue_generation(run_pk: int, attempt: int) -> None:
+def _handed_items(assembly: Assembly | None) -> list[dict[str, Any]] | None:
+    """The input's expanded items for the worker (ids, kinds and counts, never content: the
+    broker holds no text), so it reads only the texts; None without an input in hand (a run
+    beat takes over) or past ``_HANDED_ITEMS_MAX``: the worker expands the record's."""
+    if assembly is None or not 0 < len(assembly.items) <= _HANDED_ITEMS_MAX:
+        return None
+    return assembly.items
+
+
+def _queue_generation(run_pk: int, attempt: int, assembly: Assembly | None) -> None:
     """Send ``respond.generate``; ``QueueUnavailable`` (503) when the broker refuses it."""
     from celery import current_app
 
     try:
-        current_app.send_task(GENERATE_TASK, args=[run_pk, attempt])
+        current_app.send_task(
+            GENERATE_TASK, args=[run_pk, attempt], kwargs={"items": _handed_items(assembly)}
+        )
     except Exception as error:
         logger.warning("could not queue the generation of run %s: %r", run_pk, error)
         raise QueueUnavailable from error
@@ -705,16 +724,20 @@ def respond_dispatch(answering: Answering) -> int:
         return 0
     after = run_events.last_seq(answering.run.public_id)
     try:
-        _queue_generation(answering.run.pk, answering.attempt)
+        _queue_generation(answering.run.pk, answering.attempt, answering.assembly)
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
     return after
 
 
-def _worker_answering(run_id: int, attempt: int) -> Answering | None:
-    """The attempt, claimed for this worker, with its input rebuilt from the assembly record;
-    None when another delivery of the task started it or the run moved on (safe to run twice)."""
+def _worker_answering(
+    run_id: int, attempt: int, items: list[dict[str, Any]] | None = None
+) -> Answering | None:
+    """The attempt, claimed for this worker, with its input rebuilt from the assembly record
+    (with the ``items`` the request handed over, if they rebuild the recorded input; else as
+    any replay does); None when another delivery of the task started it or the run moved on
+    (safe to run twice)."""
     claimed = RespondRun.objects.filter(
         pk=run_id, attempt=attempt, status=Status.STREAMING, started_attempt__lt=attempt
     ).update(started_attempt=attempt, leased_until=_lease_end(), updated_at=timezone.now())
@@ -724,9 +747,12 @@ def _worker_answering(run_id: int, attempt: int) -> Answering | None:
         "thread__profile", "thread__tenant", "user_message", "assembly", "assistant_message"
     ).get(pk=run_id)
     record = run.assembly
+    replay = assembly_replay(assembly=record, items=items)
+    if items is not None and not replay.matches:
+        replay = assembly_replay(assembly=record)
     assembly = Assembly(
         record=record,
-        messages=assembly_replay(assembly=record).messages,
+        messages=replay.messages,
         prefix={"messages": run.prefix_messages},
         sections={},
         tokens=record.tokens,
@@ -778,47 +804,54 @@ def _run_event(seq: int, event: Event, answering: Answering) -> RunEvent:
 RUN_NOT_VISIBLE = "run_not_visible"
 
 
-def respond_generate(*, run_id: int, attempt: int) -> str | None:
+def respond_generate(
+    *, run_id: int, attempt: int, items: list[dict[str, Any]] | None = None
+) -> str | None:
     """The worker's side of a run: claim ``attempt``, generate, append every event to the
-    run's stream, store the answer (see the section comment). Safe to run twice. Answers
+    run's stream, store the answer (see the section comment). ``items``: the input's expanded
+    items, handed over by the request (``_handed_items``). Safe to run twice. Answers
     ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
     request's transaction; or ever: that transaction rolled back)."""
-    # Looked for before the claim: a run committed between a failed claim and this check
-    # would otherwise be taken for another delivery's and never generated.
-    if not RespondRun.objects.filter(pk=run_id).exists():
-        return RUN_NOT_VISIBLE
-    answering = _worker_answering(run_id, attempt)
+    answering = _worker_answering(run_id, attempt, items)
+    if answering is None:
+        # Not visible, or another delivery's. Claimed again once it is visible: a run
+        # committed between the failed claim and this look would otherwise be taken for
+        # another delivery's and never generated.
+        if not RespondRun.objects.filter(pk=run_id).exists():
+            return RUN_NOT_VISIBLE
+        answering = _worker_answering(run_id, attempt, items)
     if answering is None:
         logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
         return None
     run = answering.run
-    run_events.attempt_fence(run.public_id, attempt)
-    if run_events.cancel_requested(run.public_id):
+    cancelled, last_seq = run_events.attempt_start(run.public_id, attempt)
+    if cancelled:
         _release(run, attempt, code="cancelled", status=Status.CANCELLED)
-        seq = run_events.last_seq(run.public_id) + 1
-        event = _run_event(seq, Failed(run=run, error=RunCancelled()), answering)
+        event = _run_event(last_seq + 1, Failed(run=run, error=RunCancelled()), answering)
         run_events.event_append(run.public_id, event, attempt=attempt)
         return None
-    seq = max(run_events.last_seq(run.public_id), run.seq)
+    seq = max(last_seq, run.seq)
     answer = _Answer(answering).events()
-    record_at = monotonic()
+    # The first record waits its turn too: a write before the model is asked would delay the
+    # first token (the stream holds the sequence meanwhile).
+    record_at = monotonic() + _SEQ_RECORD_SECONDS
     try:
         for event in _events_until_cancelled(answer, run.public_id):
             if isinstance(event, Failed) and isinstance(event.error, IdempotencyKeyInFlight):
                 # The claim was lost (taken over): the stream is the new attempt's to end.
                 break
             seq += 1
-            if not run_events.event_append(
-                run.public_id, _run_event(seq, event, answering), attempt=attempt
-            ):
+            run_event = _run_event(seq, event, answering)
+            # The last event's number is on the row before a relay can see that event.
+            if run_event.terminal or monotonic() >= record_at:
+                RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
+                record_at = monotonic() + _SEQ_RECORD_SECONDS
+            if not run_events.event_append(run.public_id, run_event, attempt=attempt):
                 # Taken over (``orphans_take_over``): closing the answer stops the model, and
                 # it stores nothing, its claim being gone.
                 logger.warning("run %s attempt %s was taken over", run.public_id, attempt)
                 seq -= 1
                 break
-            if monotonic() >= record_at:
-                RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
-                record_at = monotonic() + _SEQ_RECORD_SECONDS
     finally:
         answer.close()
         RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)

@@ -10,6 +10,8 @@ visibility timeout; a soft limit stops the model and stores the partial answer a
 the runs whose generating worker died.
 """
 
+from typing import Any
+
 from celery import Task, shared_task
 
 from respond import services
@@ -27,8 +29,10 @@ _NOT_VISIBLE_RETRIES = 200
     time_limit=540,
     max_retries=_NOT_VISIBLE_RETRIES,
 )
-def generate(self: Task, run_id: int, attempt: int) -> None:
-    outcome = services.respond_generate(run_id=run_id, attempt=attempt)
+def generate(
+    self: Task, run_id: int, attempt: int, items: list[dict[str, Any]] | None = None
+) -> None:
+    outcome = services.respond_generate(run_id=run_id, attempt=attempt, items=items)
     if outcome == services.RUN_NOT_VISIBLE and self.request.retries < _NOT_VISIBLE_RETRIES:
         raise self.retry(countdown=0.05)
 

@@ -23,13 +23,16 @@ MESSAGE_TABLE = Message._meta.db_table
 
 
 def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
-    """The tenant's thread with this id; another tenant's thread is a 404 like a missing one."""
-    return get_object_or_404(
+    """The tenant's thread with this id; another tenant's thread is a 404 like a missing one.
+    The thread comes with ``tenant`` (the one in hand: not read again)."""
+    thread = get_object_or_404(
         Thread.objects.select_related("active_leaf", "profile", "system_prompt"),
         tenant=tenant,
         public_id=public_id,
         deleted_at__isnull=True,
     )
+    thread.tenant = tenant
+    return thread
 
 
 def thread_system_text(thread: Thread) -> str | None:

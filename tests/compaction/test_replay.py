@@ -1,12 +1,16 @@
 """Replay rebuilds a recorded model input and says whether, and why not, it matches."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from audit.erasure import thread_content_erase
+from compaction.context import context_assemble
 from compaction.models import AssemblyRecord, ContentBlob
 from compaction.replay import assembly_replay
 from compaction.selectors import assembly_items
 from tests.audit.conftest import OPERATOR, branched_thread, record_assembly
+from threads.models import Thread
 
 pytestmark = pytest.mark.django_db
 
@@ -72,3 +76,33 @@ def test_replay_of_an_unknown_assembler_version(acme):
 
     assert not replay.matches
     assert replay.reason == "unknown assembler version 'assembler/0-retired'"
+
+
+def test_replay_with_the_assemblers_items_reads_only_the_texts(acme):
+    thread = branched_thread(acme.tenant)
+    assembly = context_assemble(
+        thread=Thread.objects.select_related("profile", "active_leaf").get(pk=thread.pk),
+        actor=OPERATOR,
+        system="Be brief.",
+    )
+    record = AssemblyRecord.objects.get(pk=assembly.record.pk)
+
+    with CaptureQueriesContext(connection) as full:
+        replay = assembly_replay(assembly=record)
+    with CaptureQueriesContext(connection) as handed:
+        given = assembly_replay(assembly=record, items=assembly.items)
+
+    assert given.matches
+    assert replay.matches
+    assert given.messages == replay.messages == assembly.messages
+    assert len(handed) < len(full)
+
+
+def test_items_that_are_not_the_records_do_not_pass_for_them(acme):
+    thread = branched_thread(acme.tenant)
+    record = record_assembly(thread, system="Be brief.")
+    items = assembly_items(record)
+
+    replay = assembly_replay(assembly=record, items=items[:-1])
+
+    assert not replay.matches
