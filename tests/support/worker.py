@@ -98,29 +98,43 @@ def queue_drained() -> bool:
 
 
 @contextmanager
+def _celery_process(
+    kind: str, arguments: Sequence[str], env: Mapping[str, str] | None
+) -> Iterator[CeleryWorker]:
+    """Run ``celery -A convmem <kind> …`` on the test database with ``env`` added, its output
+    in a fresh log file; stopped (warm shutdown, then killed) when the block ends."""
+    log = Path(tempfile.mkdtemp(prefix=f"convmem-{kind}-")) / f"{kind}.log"
+    process_env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "convmem.settings",
+        "DATABASE_URL": worker_database_url(),
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
+    command = [sys.executable, "-m", "celery", "-A", "convmem", kind, "--loglevel=INFO"]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [*command, *arguments],
+            cwd=ROOT,
+            env=process_env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    celery = CeleryWorker(process, log)
+    try:
+        yield celery
+    finally:
+        celery.stop()
+
+
+@contextmanager
 def start_worker(
     env: Mapping[str, str] | None = None, queues: Sequence[str] | None = None
 ) -> Iterator[CeleryWorker]:
     """Start a worker on the test database with ``env`` added to its environment, consuming
     ``queues`` (default: every queue)."""
-    log_dir = Path(tempfile.mkdtemp(prefix="convmem-worker-"))
-    log = log_dir / "worker.log"
-    worker_env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "convmem.settings",
-        "DATABASE_URL": worker_database_url(),
-        "CONN_MAX_AGE": "0",
-        "PYTHONUNBUFFERED": "1",
-        **(env or {}),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "convmem",
-        "worker",
-        "--loglevel=INFO",
+    arguments = [
         "--pool=prefork",
         "--concurrency=2",
         "--queues",
@@ -132,21 +146,9 @@ def start_worker(
         "-n",
         f"test-{uuid.uuid4().hex[:8]}@%h",
     ]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=worker_env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    worker = CeleryWorker(process, log)
-    try:
+    with _celery_process("worker", arguments, {"CONN_MAX_AGE": "0", **(env or {})}) as worker:
         worker.wait_ready()
         yield worker
-    finally:
-        worker.stop()
 
 
 @pytest.fixture(scope="module")
@@ -160,37 +162,6 @@ def celery_worker(django_db_setup: None) -> Iterator[CeleryWorker]:
 def start_beat(env: Mapping[str, str] | None = None) -> Iterator[CeleryWorker]:
     """Start ``celery beat`` (the periodic schedule of the settings, with ``env`` added: e.g. a
     short period) on a fresh schedule file; it sends to the same broker as ``start_worker``."""
-    log_dir = Path(tempfile.mkdtemp(prefix="convmem-beat-"))
-    log = log_dir / "beat.log"
-    beat_env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "convmem.settings",
-        "DATABASE_URL": worker_database_url(),
-        "PYTHONUNBUFFERED": "1",
-        **(env or {}),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "convmem",
-        "beat",
-        "--loglevel=INFO",
-        "--schedule",
-        str(log_dir / "schedule"),
-    ]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=beat_env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    beat = CeleryWorker(process, log)
-    try:
+    schedule = Path(tempfile.mkdtemp(prefix="convmem-beat-schedule-")) / "schedule"
+    with _celery_process("beat", ["--schedule", str(schedule)], env) as beat:
         yield beat
-    finally:
-        beat.stop()
