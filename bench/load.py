@@ -405,6 +405,22 @@ def report(logs: list[Log], elapsed: float, checks: dict[str, Any]) -> bool:
     )
 
 
+def service_env(database_url: str, redis_url: str, var_dir: Path) -> dict[str, str]:
+    """The environment of a production-like deployment on loopback: DEBUG off, a fresh secret
+    key, plain HTTP, no rate limit in the way of the load."""
+    return {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CONVMEM_VAR_DIR": str(var_dir),
+        "DEBUG": "false",
+        "SECURE_SSL_REDIRECT": "false",  # plain HTTP on loopback
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "API_RATE": "1000000/min",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=16)
@@ -418,17 +434,7 @@ def main() -> int:
     maintenance_url, load_url = database_urls()
     var_dir = Path(tempfile.mkdtemp(prefix="convmem-load-"))
     redis = RedisServer()
-    env = {
-        "DATABASE_URL": load_url,
-        "REDIS_URL": redis.url,
-        "CONVMEM_VAR_DIR": str(var_dir),
-        "DEBUG": "false",
-        "SECURE_SSL_REDIRECT": "false",  # plain HTTP on loopback
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "API_RATE": "1000000/min",
-        "LOG_LEVEL": "WARNING",
-    }
+    env = service_env(load_url, redis.url, var_dir)
     os.environ.update(env)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "convmem.settings")
     web = worker = None

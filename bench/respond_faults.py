@@ -42,7 +42,6 @@ import argparse
 import json
 import os
 import random
-import secrets
 import signal
 import statistics
 import sys
@@ -65,6 +64,7 @@ from bench.load import (  # noqa: E402
     manage,
     percentile,
     recreate_database,
+    service_env,
     start_worker,
     stop,
 )
@@ -478,15 +478,7 @@ def main() -> int:
     chat = ChatServer()
     chat.configure(chunk_delay=args.chunk_delay)
     env = {
-        "DATABASE_URL": bench_url,
-        "REDIS_URL": redis.url,
-        "CONVMEM_VAR_DIR": str(var_dir),
-        "DEBUG": "false",
-        "SECURE_SSL_REDIRECT": "false",  # plain HTTP on loopback
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "API_RATE": "1000000/min",
-        "LOG_LEVEL": "WARNING",
+        **service_env(bench_url, redis.url, var_dir),
         "CONN_MAX_AGE": "0",
         "CONVMEM_CHAT_BASE_URL": chat.base_url,
         "CONVMEM_CHAT_MODEL": CHAT_MODEL,
