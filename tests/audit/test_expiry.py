@@ -1,9 +1,11 @@
 """Per-thread expiry: the beat task erases and deletes expired threads through the deletion
 path (with its proof), in batches, idempotently, never under legal hold, skipping locked rows."""
 
+import threading
 from datetime import datetime, timedelta
 
 import pytest
+from django.db import connections
 from django.utils import timezone
 
 from audit import tasks
@@ -177,3 +179,37 @@ def test_a_thread_another_transaction_holds_is_skipped_not_waited_for(acme):
     assert busy.deleted_at is None
     assert thread_expiry_apply().erased == [busy.public_id]
     assert erased_and_deleted(busy)
+
+
+def _run_in_own_connection(results: list, errors: list) -> None:
+    try:
+        results.append(thread_expiry_apply())
+    except BaseException as error:  # reported by the test, not lost in the thread
+        errors.append(error)
+    finally:
+        connections.close_all()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_at_once_erase_each_thread_once(acme):
+    threads = [branched_thread(acme.tenant, user_ref=f"u{i}") for i in range(8)]
+    for thread in threads:
+        expire(thread)
+    results: list = []
+    errors: list = []
+
+    runs = [
+        threading.Thread(target=_run_in_own_connection, args=(results, errors)) for _ in range(2)
+    ]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join(60)
+
+    assert not errors, errors
+    erased = [public_id for result in results for public_id in result.erased]
+    assert sorted(erased) == sorted(t.public_id for t in threads)
+    assert DeletionRequest.objects.count() == len(threads)
+    assert AuditEvent.objects.filter(action="thread.expired").count() == len(threads)
+    assert all(erased_and_deleted(thread) for thread in threads)
