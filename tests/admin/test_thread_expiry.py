@@ -65,3 +65,14 @@ def test_the_support_role_sees_the_expiry_too(support, by_expiry):
     assert listed(support, "expiry=soon") & {t.public_id for t in by_expiry.values()} == {
         by_expiry["soon"].public_id
     }
+
+
+def test_the_thread_page_shows_when_it_expires(compliance, by_expiry):
+    soon = by_expiry["soon"]
+    never = by_expiry["never"]
+
+    shown = compliance.get(f"{CHANGELIST}{soon.public_id}/change/").content.decode()
+    without = compliance.get(f"{CHANGELIST}{never.public_id}/change/").content.decode()
+
+    assert 'id="thread-expires"' in shown
+    assert 'id="thread-expires"' not in without
