@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from audit import deletion, retention
+from audit import deletion, expiry, retention
 
 
 @shared_task(name="audit.apply_retention")
@@ -15,3 +15,12 @@ def execute_deletion_request(request_id: int) -> None:
     """Erase what an approved request covers; re-queues itself until done (resumable)."""
     if not deletion.deletion_request_perform(request_id=request_id):
         execute_deletion_request.delay(request_id)
+
+
+@shared_task(name="audit.expire_threads")
+def expire_threads() -> int:
+    """Erase one batch of expired threads; queues the next batch while batches come back full."""
+    run = expiry.thread_expiry_apply()
+    if run.more:
+        expire_threads.delay()
+    return len(run.erased)

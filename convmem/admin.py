@@ -73,6 +73,7 @@ class ModelProfileAdmin(ConvmemModelAdmin):
         "low_water",
         "tool_result_elide_tokens",
         "recall",
+        "thread_ttl",
     ]
     list_filter = ["tenant", "is_default"]
     search_fields = ["name", "tenant__name"]

@@ -1,5 +1,7 @@
 """Tenants (the product apps calling the API), their API keys and their model profiles."""
 
+from datetime import timedelta
+
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
@@ -156,6 +158,14 @@ class ModelProfile(models.Model):
         "stable prefix. A prompt_cache_key per thread is always sent.",
     )
 
+    thread_ttl = models.DurationField(
+        null=True,
+        blank=True,
+        help_text="Threads created on this profile expire this long after creation (erased and "
+        "deleted, as by a deletion request) unless the request gives its own expiry (empty: "
+        "never). Legal holds override it.",
+    )
+
     class Meta:
         ordering = ["tenant", "name"]
         constraints = [
@@ -170,6 +180,10 @@ class ModelProfile(models.Model):
             models.CheckConstraint(
                 condition=Q(low_water__lt=models.F("high_water")),
                 name="profile_low_water_below_high_water",
+            ),
+            models.CheckConstraint(
+                condition=Q(thread_ttl__isnull=True) | Q(thread_ttl__gt=timedelta(0)),
+                name="profile_thread_ttl_positive",
             ),
         ]
 

@@ -343,6 +343,9 @@ CONVMEM_KEEP_RENDERED_INPUTS = env.bool("CONVMEM_KEEP_RENDERED_INPUTS", default=
 CONVMEM_SNAPSHOT_DAYS = env.int("CONVMEM_SNAPSHOT_DAYS", default=7)
 # A deletion request is due this many days after it was received.
 CONVMEM_DELETION_DUE_DAYS = env.int("CONVMEM_DELETION_DUE_DAYS", default=30)
+# Expired threads (``expires_at`` passed) are erased this often, this many per batch.
+CONVMEM_THREAD_EXPIRY_SECONDS = env.float("CONVMEM_THREAD_EXPIRY_SECONDS", default=3600.0)
+CONVMEM_THREAD_EXPIRY_BATCH = env.int("CONVMEM_THREAD_EXPIRY_BATCH", default=100)
 # Rows per query when streaming an export (memory is bounded by this, not by the history).
 CONVMEM_EXPORT_BATCH_SIZE = env.int("CONVMEM_EXPORT_BATCH_SIZE", default=1000)
 
@@ -398,6 +401,7 @@ CELERY_TASK_ROUTES = {
     "audit.apply_retention": {"queue": "bulk"},
     "threads.purge_idempotency_records": {"queue": "bulk"},
     "audit.execute_deletion_request": {"queue": "erasure"},
+    "audit.expire_threads": {"queue": "erasure"},
     "respond.generate": {"queue": "generation"},
     # Cheap, and on the queue whose workers exist wherever runs are generated.
     "respond.take_over_orphaned_runs": {"queue": "generation"},
@@ -429,6 +433,8 @@ CELERY_BEAT_SCHEDULE = {
     # audit/: drop expired assembly snapshots hourly; apply retention policies every night.
     "purge-assembly-snapshots": {"task": "compaction.purge_assembly_snapshots", "schedule": 3600.0},
     "apply-retention": {"task": "audit.apply_retention", "schedule": 86400.0},
+    # Erase threads whose expires_at has passed (audit.expiry).
+    "expire-threads": {"task": "audit.expire_threads", "schedule": CONVMEM_THREAD_EXPIRY_SECONDS},
     # respond/: take over runs whose generation worker died (their lease ran out).
     "take-over-orphaned-runs": {
         "task": "respond.take_over_orphaned_runs",

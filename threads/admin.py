@@ -8,6 +8,7 @@ Apps above threads extend these admins by subclassing them and registering the s
 place of the one before (compaction adds the memos, audit adds exports): threads knows neither.
 """
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin
@@ -15,6 +16,8 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
@@ -56,10 +59,33 @@ class ErasedFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ExpiryFilter(admin.SimpleListFilter):
+    """Live threads by expiry: past it (erased on the next run, unless a legal hold keeps
+    them), expiring within the next 7 days, or without one."""
+
+    title = "expiry"
+    parameter_name = "expiry"
+    SOON = timedelta(days=7)
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("expired", "expired"), ("soon", "expiring within 7 days"), ("none", "no expiry")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Thread]) -> QuerySet[Thread]:
+        now = timezone.now()
+        live = queryset.filter(deleted_at__isnull=True)
+        if self.value() == "expired":
+            return live.filter(expires_at__lte=now)
+        if self.value() == "soon":
+            return live.filter(expires_at__gt=now, expires_at__lte=now + self.SOON)
+        if self.value() == "none":
+            return live.filter(expires_at__isnull=True)
+        return queryset
+
+
 @admin.register(Thread)
 class ThreadAdmin(MessageBodyHooks, ViewOnlyAdmin):
-    list_display = ["public_id", "tenant", "user_ref", "title_or_erased", "created_at"]
-    list_filter = ["tenant", ErasedFilter]
+    list_display = ["public_id", "tenant", "user_ref", "title_or_erased", "created_at", "expiry"]
+    list_filter = ["tenant", ErasedFilter, ExpiryFilter]
     date_hierarchy = "created_at"
     search_fields = ["=public_id", "=user_ref", "title"]
     search_help_text = "A thread id (thr_…), an exact user_ref, or words of the title."
@@ -71,6 +97,15 @@ class ThreadAdmin(MessageBodyHooks, ViewOnlyAdmin):
         if obj.erased_at or obj.deleted_at:
             return mark_safe('<span class="cm-badge bad cm-erased">erased</span>')
         return obj.title or "—"
+
+    @admin.display(description="expires", ordering="expires_at")
+    def expiry(self, obj: Thread) -> str:
+        if obj.expires_at is None or obj.deleted_at:
+            return "—"
+        when = date_format(timezone.localtime(obj.expires_at), "DATETIME_FORMAT")
+        if obj.expires_at <= timezone.now():
+            return format_html('<span class="cm-badge bad cm-expired">expired {}</span>', when)
+        return when
 
     def can_export(self, request: HttpRequest) -> bool:
         """Whether the pages offer an export (the compliance app's admin says yes)."""

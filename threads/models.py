@@ -50,10 +50,20 @@ class Thread(models.Model):
     # Set when a whole-thread erasure (a deletion request or a DELETE) cleared the thread: staff
     # pages mark it, rather than show an untitled thread of "[erased]" messages as a live one.
     erased_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # When the thread is erased and deleted by the expiry task (``audit.expiry``), through the
+    # same path as a deletion request; None: never. Set on create (or from the profile's
+    # ``thread_ttl``) and by PATCH. A legal hold keeps an expired thread until it is released.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
+            # The expiry task's scan: only live threads that have an expiry are in it.
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(expires_at__isnull=False, deleted_at__isnull=True),
+                name="thread_expiry_due_idx",
+            ),
             models.Index(
                 fields=["tenant", "user_ref", "-created_at"], name="thread_tenant_user_idx"
             ),

@@ -1,9 +1,11 @@
 """Request and response shapes for threads and messages (field names fixed by DESIGN.md)."""
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -38,10 +40,17 @@ class ThreadSerializer(serializers.ModelSerializer):
             "profile",
             "system",
             "system_version",
+            "expires_at",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "expires_at": {
+                "help_text": "When the thread is erased and deleted (null: never); a legal hold "
+                "keeps it past this."
+            }
+        }
 
     def get_active_leaf_id(self, thread: Thread) -> str | None:
         leaf = thread.active_leaf
@@ -76,7 +85,45 @@ def _validate_metadata(value: Any) -> dict[str, Any]:
     return value
 
 
-class ThreadCreateSerializer(serializers.Serializer):
+# The longest relative expiry taken (100 years), far below what a datetime can add.
+MAX_EXPIRES_IN_SECONDS = 100 * 366 * 86400
+
+
+class ExpiryFieldsSerializer(serializers.Serializer):
+    """``expires_at`` (absolute) or ``expires_in`` (seconds from now), resolved to one
+    ``expires_at`` in ``validated_data``: in the future, or null for no expiry. Absent from
+    ``validated_data`` when the request gives neither."""
+
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="When the thread is erased and deleted (ISO 8601; without an offset: UTC). "
+        "Must be in the future; null: never (even if the profile sets a thread_ttl).",
+    )
+    expires_in = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_EXPIRES_IN_SECONDS,
+        write_only=True,
+        help_text="Seconds from now until the thread expires (instead of expires_at).",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "expires_at" in attrs and "expires_in" in attrs:
+            raise serializers.ValidationError(
+                {"expires_in": "Give expires_at or expires_in, not both."}
+            )
+        now = timezone.now()
+        if "expires_in" in attrs:
+            attrs["expires_at"] = now + timedelta(seconds=attrs.pop("expires_in"))
+        elif attrs.get("expires_at") is not None and attrs["expires_at"] <= now:
+            # A date in the past would erase the thread on the next run: a typo must not, and
+            # an app that wants the thread gone now has DELETE.
+            raise serializers.ValidationError({"expires_at": "Must be in the future."})
+        return attrs
+
+
+class ThreadCreateSerializer(ExpiryFieldsSerializer):
     user_ref = serializers.CharField(max_length=255)
     title = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     # DictField: documented (and validated) as a JSON object, not "any JSON value".
@@ -87,7 +134,7 @@ class ThreadCreateSerializer(serializers.Serializer):
     system = _system_field()
 
 
-class ThreadUpdateSerializer(serializers.Serializer):
+class ThreadUpdateSerializer(ExpiryFieldsSerializer):
     active_leaf_id = serializers.CharField(
         max_length=40,
         required=False,

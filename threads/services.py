@@ -13,7 +13,8 @@ writers instead.
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -107,11 +108,20 @@ def thread_create(
     metadata: dict[str, Any] | None = None,
     profile: Any = None,
     system: str | None = None,
+    expires_at: datetime | Literal["profile"] | None = "profile",
 ) -> Thread:
     """Create a thread and its hidden root node; the root is the first active leaf. ``system``,
-    if given, is the thread's system prompt (version 1)."""
+    if given, is the thread's system prompt (version 1). ``expires_at``: when the thread is
+    erased (``audit.expiry``); None never; by default the profile's ``thread_ttl`` from now."""
+    if expires_at == "profile":
+        expires_at = thread_expiry_from_profile(profile, timezone.now())
     thread = Thread.objects.create(
-        tenant=tenant, user_ref=user_ref, title=title, metadata=metadata or {}, profile=profile
+        tenant=tenant,
+        user_ref=user_ref,
+        title=title,
+        metadata=metadata or {},
+        profile=profile,
+        expires_at=expires_at,
     )
     root = Message.objects.create(thread=thread, role=Role.ROOT, depth=0, parent=None)
     thread.root = root
@@ -129,6 +139,13 @@ def thread_create(
         object_ids=[thread.public_id],
     )
     return thread
+
+
+def thread_expiry_from_profile(profile: ModelProfile | None, now: datetime) -> datetime | None:
+    """When a thread created ``now`` on ``profile`` expires by default: ``thread_ttl`` later
+    (None: the profile sets no expiry, or there is no profile)."""
+    ttl = profile.thread_ttl if profile is not None else None
+    return now + ttl if ttl is not None else None
 
 
 def _system_prompt_add(thread: Thread, text: str) -> SystemPrompt:
@@ -767,9 +784,11 @@ def thread_update(
     title: str | None = None,
     metadata: dict[str, Any] | None = None,
     system: str | None = None,
+    expires_at: datetime | Literal["unchanged"] | None = "unchanged",
 ) -> Thread:
-    """Change title/metadata/system prompt and/or switch the active leaf to any node of the
-    thread. A new ``system`` (``""`` clears it) is a new version; the older ones are kept.
+    """Change title/metadata/system prompt/expiry and/or switch the active leaf to any node of
+    the thread. A new ``system`` (``""`` clears it) is a new version; the older ones are kept.
+    ``expires_at`` None removes the thread's expiry.
 
     A non-leaf node means "continue from here"; ``None`` means "start over from the root".
     """
@@ -802,6 +821,9 @@ def thread_update(
         if system is not None and system != (selectors.thread_system_text(locked) or ""):
             locked.system_prompt = _system_prompt_add(locked, system)
             fields.append("system_prompt")
+        if expires_at != "unchanged":
+            locked.expires_at = expires_at
+            fields.append("expires_at")
         locked.save(update_fields=fields)
         if len(fields) > 1 and not switch_leaf:
             audit_event_record(

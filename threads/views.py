@@ -89,6 +89,7 @@ class ThreadListCreateView(APIView):
                 metadata=data.validated_data["metadata"],
                 profile=profile,
                 system=data.validated_data.get("system"),
+                expires_at=data.validated_data.get("expires_at", "profile"),
             )
             return 201, ThreadSerializer(thread).data, thread
 
@@ -123,6 +124,7 @@ class ThreadDetailView(APIView):
             title=fields.get("title"),
             metadata=fields.get("metadata"),
             system=fields.get("system"),
+            expires_at=fields.get("expires_at", "unchanged"),
         )
         return Response(ThreadSerializer(updated).data)
 

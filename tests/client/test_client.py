@@ -166,6 +166,21 @@ def test_pages_are_read_lazily_and_in_order(connect, acme):
     assert [m.id for m in api.messages(thread.id, limit=2)] == sent
 
 
+def test_a_thread_expiry_is_set_changed_and_removed_through_the_client(connect, acme):
+    api = connect(acme)
+    relative = api.create_thread("user-1", expires_in=3600)
+    absolute = api.create_thread("user-1", expires_at="2099-01-02T03:04:05Z")
+
+    assert relative.expires_at is not None
+    assert absolute.expires_at == "2099-01-02T03:04:05Z"
+    assert api.update_thread(absolute.id, expires_in=60).expires_at != absolute.expires_at
+    assert api.update_thread(absolute.id, expires_at=None).expires_at is None
+    assert StoredThread.objects.get(public_id=absolute.id).expires_at is None
+    with pytest.raises(APIError) as refused:
+        api.update_thread(absolute.id, expires_at="2000-01-01T00:00:00Z")
+    assert refused.value.status == 400
+
+
 def test_settings_come_from_the_environment(monkeypatch, live_server, acme):
     monkeypatch.setenv("CONVMEM_BASE_URL", live_server.url)
     monkeypatch.setenv("CONVMEM_API_KEY", acme.key)

@@ -113,8 +113,12 @@ class AsyncClient:
         metadata: dict[str, Any] | None = None,
         profile: str | None = None,
         system: str | None = None,
+        expires_at: str | None = UNSET,
+        expires_in: int | None = None,
         **options: Unpack[WriteOptions],
     ) -> Thread:
+        """Create a thread. ``expires_at`` (ISO 8601, in the future) or ``expires_in`` (seconds)
+        sets when it is erased; left out, the profile's ``thread_ttl`` applies; None: never."""
         body = core.compact(
             {
                 "user_ref": user_ref,
@@ -122,8 +126,11 @@ class AsyncClient:
                 "metadata": metadata,
                 "profile": profile,
                 "system": system,
+                "expires_in": expires_in,
             }
         )
+        if expires_at is not UNSET:
+            body["expires_at"] = expires_at
         return await self._execute(
             core.write("POST", "/threads", core.PARSERS["thread"], body, options)
         )
@@ -141,15 +148,20 @@ class AsyncClient:
         metadata: dict[str, Any] = UNSET,
         system: str = UNSET,
         active_leaf_id: str | None = UNSET,
+        expires_at: str | None = UNSET,
+        expires_in: int = UNSET,
         **options: Unpack[CallOptions],
     ) -> Thread:
         """PATCH the given fields (``system``: a new version of the thread's system prompt, ""
-        clears it; ``active_leaf_id``: switch branch, None starts over from the root)."""
+        clears it; ``active_leaf_id``: switch branch, None starts over from the root;
+        ``expires_at``/``expires_in``: a new expiry, ``expires_at=None`` removes it)."""
         fields = {
             "title": title,
             "metadata": metadata,
             "system": system,
             "active_leaf_id": active_leaf_id,
+            "expires_at": expires_at,
+            "expires_in": expires_in,
         }
         body = {name: value for name, value in fields.items() if value is not UNSET}
         call = core.send("PATCH", f"/threads/{thread_id}", core.PARSERS["thread"], body, options)

@@ -108,6 +108,7 @@ class Thread(Resource):
     profile: str | None
     system: str | None
     system_version: int | None
+    expires_at: str | None
     created_at: str
     updated_at: str
 

@@ -920,7 +920,22 @@ export interface components {
          * @enum {string}
          */
         MessageStatusEnum: "complete" | "interrupted";
+        /**
+         * @description ``expires_at`` (absolute) or ``expires_in`` (seconds from now), resolved to one
+         *     ``expires_at`` in ``validated_data``: in the future, or null for no expiry. Absent from
+         *     ``validated_data`` when the request gives neither.
+         */
         PatchedThreadUpdateRequest: {
+            /**
+             * Format: date-time
+             * @description When the thread is erased and deleted (ISO 8601; without an offset: UTC). Must be in the future; null: never (even if the profile sets a thread_ttl).
+             */
+            expires_at?: string | null;
+            /**
+             * Format: int64
+             * @description Seconds from now until the thread expires (instead of expires_at).
+             */
+            expires_in?: number;
             /** @description Any message of the thread; a non-leaf means 'continue from here', null means 'start over from the beginning'. */
             active_leaf_id?: string | null;
             title?: string;
@@ -1161,12 +1176,32 @@ export interface components {
             readonly system: string | null;
             /** @description Version of the system prompt (1, 2, …; older versions are kept); null if one was never set. */
             readonly system_version: number | null;
+            /**
+             * Format: date-time
+             * @description When the thread is erased and deleted (null: never); a legal hold keeps it past this.
+             */
+            readonly expires_at: string | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
         };
+        /**
+         * @description ``expires_at`` (absolute) or ``expires_in`` (seconds from now), resolved to one
+         *     ``expires_at`` in ``validated_data``: in the future, or null for no expiry. Absent from
+         *     ``validated_data`` when the request gives neither.
+         */
         ThreadCreateRequest: {
+            /**
+             * Format: date-time
+             * @description When the thread is erased and deleted (ISO 8601; without an offset: UTC). Must be in the future; null: never (even if the profile sets a thread_ttl).
+             */
+            expires_at?: string | null;
+            /**
+             * Format: int64
+             * @description Seconds from now until the thread expires (instead of expires_at).
+             */
+            expires_in?: number;
             user_ref: string;
             /** @default  */
             title?: string;
