@@ -272,6 +272,10 @@ CONVMEM_RESPOND_IN_WORKER = env.bool("CONVMEM_RESPOND_IN_WORKER", default=bool(R
 # nothing was streamed, the run is generated again, up to MAX_ATTEMPTS attempts in all.
 CONVMEM_RESPOND_TAKEOVER_SECONDS = env.float("CONVMEM_RESPOND_TAKEOVER_SECONDS", default=30.0)
 CONVMEM_RESPOND_MAX_ATTEMPTS = env.int("CONVMEM_RESPOND_MAX_ATTEMPTS", default=3)
+# A run queued for a worker holds the thread this long (seconds) before one starts it (the
+# lease above starts when a worker picks it up); past it, beat ends the run failed
+# (``run_expired_in_queue``) and a retry of the key queues it again.
+CONVMEM_RESPOND_QUEUE_SECONDS = env.int("CONVMEM_RESPOND_QUEUE_SECONDS", default=600)
 # A run's event stream holds at most this many events (an answer is at most its output reserve
 # in tokens), and expires this many seconds after its last event.
 CONVMEM_RUN_EVENTS_MAXLEN = env.int("CONVMEM_RUN_EVENTS_MAXLEN", default=20000)

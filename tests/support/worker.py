@@ -5,8 +5,8 @@ built from the connection pytest-django set up (PostgreSQL ``test_<name>``, or S
 file, which the settings put on disk for this), and it inherits ``REDIS_URL`` and
 ``CONVMEM_VAR_DIR``, so it uses the same broker — Redis when ``REDIS_URL`` is set, else the
 filesystem broker under the var dir. It consumes every queue (``CELERY_QUEUE_NAMES``) and
-purges them on start, is ready when its log says so, and is stopped (warm shutdown, then killed)
-when the fixture ends.
+purges them on start (unless ``purge=False``), is ready when its log says so, and is stopped
+(warm shutdown, then killed) when the fixture ends.
 
 Tests that use it need ``@pytest.mark.django_db(transaction=True)``: the worker only sees what
 the test committed.
@@ -99,10 +99,14 @@ def queue_drained() -> bool:
 
 @contextmanager
 def start_worker(
-    env: Mapping[str, str] | None = None, queues: Sequence[str] | None = None
+    env: Mapping[str, str] | None = None,
+    queues: Sequence[str] | None = None,
+    *,
+    purge: bool = True,
 ) -> Iterator[CeleryWorker]:
     """Start a worker on the test database with ``env`` added to its environment, consuming
-    ``queues`` (default: every queue)."""
+    ``queues`` (default: every queue); ``purge=False`` keeps the tasks queued before it (a
+    worker that comes to a backlog)."""
     log_dir = Path(tempfile.mkdtemp(prefix="convmem-worker-"))
     log = log_dir / "worker.log"
     worker_env = {
@@ -125,7 +129,7 @@ def start_worker(
         "--concurrency=2",
         "--queues",
         ",".join(queues or settings.CELERY_QUEUE_NAMES),  # default every queue: none unconsumed
-        "--purge",
+        *(["--purge"] if purge else []),
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",
