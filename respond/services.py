@@ -38,7 +38,7 @@ from time import monotonic
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from rest_framework.exceptions import APIException
@@ -322,8 +322,9 @@ def _begin(
     if run.in_worker:
         # Queued inside the transaction: a broker that refuses it rolls the turn back (503,
         # nothing written); a task that arrives before the commit waits for it
-        # (``respond_generate`` answers ``RUN_NOT_VISIBLE`` and the task retries).
-        _queue_generation(run.pk, run.attempt, assembly)
+        # (``_request_commit_wait``; without the thread's id, ``respond_generate`` answers
+        # ``RUN_NOT_VISIBLE`` and the task retries).
+        _queue_generation(run, run.attempt, assembly)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -710,16 +711,16 @@ def _handed_items(assembly: Assembly | None) -> list[dict[str, Any]] | None:
     return assembly.items
 
 
-def _queue_generation(run_pk: int, attempt: int, assembly: Assembly | None) -> None:
-    """Send ``respond.generate``; ``QueueUnavailable`` (503) when the broker refuses it."""
+def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) -> None:
+    """Send ``respond.generate`` for ``attempt``; ``QueueUnavailable`` (503) when the broker
+    refuses it. The thread's id goes with it: see ``_request_commit_wait``."""
     from celery import current_app
 
+    kwargs = {"items": _handed_items(assembly), "thread_id": run.thread_id}
     try:
-        current_app.send_task(
-            GENERATE_TASK, args=[run_pk, attempt], kwargs={"items": _handed_items(assembly)}
-        )
+        current_app.send_task(GENERATE_TASK, args=[run.pk, attempt], kwargs=kwargs)
     except Exception as error:
-        logger.warning("could not queue the generation of run %s: %r", run_pk, error)
+        logger.warning("could not queue the generation of run %s: %r", run.pk, error)
         raise QueueUnavailable from error
 
 
@@ -737,7 +738,7 @@ def respond_dispatch(answering: Answering) -> int:
         return 0
     after = run_events.last_seq(answering.run.public_id)
     try:
-        _queue_generation(answering.run.pk, answering.attempt, answering.assembly)
+        _queue_generation(answering.run, answering.attempt, answering.assembly)
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
@@ -818,14 +819,21 @@ RUN_NOT_VISIBLE = "run_not_visible"
 
 
 def respond_generate(
-    *, run_id: int, attempt: int, items: list[dict[str, Any]] | None = None
+    *,
+    run_id: int,
+    attempt: int,
+    items: list[dict[str, Any]] | None = None,
+    thread_id: int | None = None,
 ) -> str | None:
     """The worker's side of a run: claim ``attempt``, generate, append every event to the
     run's stream, store the answer (see the section comment). ``items``: the input's expanded
-    items, handed over by the request (``_handed_items``). Safe to run twice. Answers
-    ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
-    request's transaction; or ever: that transaction rolled back)."""
+    items, handed over by the request (``_handed_items``); ``thread_id``: the run's thread
+    (``_request_commit_wait``). Safe to run twice. Answers ``RUN_NOT_VISIBLE`` when the run is
+    not committed (yet: the task was queued inside the request's transaction; or ever: that
+    transaction rolled back)."""
     answering = _worker_answering(run_id, attempt, items)
+    if answering is None and thread_id is not None and _request_commit_wait(thread_id):
+        answering = _worker_answering(run_id, attempt, items)
     if answering is None:
         # Not visible, or another delivery's. Claimed again once it is visible: a run
         # committed between the failed claim and this look would otherwise be taken for
@@ -920,6 +928,31 @@ class _LeaseHeartbeat:
         finally:
             # The thread's own database connection.
             connection.close()
+
+
+# How long a worker waits for the transaction of the request that queued its task.
+_COMMIT_WAIT_SECONDS = 5
+
+
+def _request_commit_wait(thread_id: int) -> bool:
+    """Wait until the request that queued a first attempt has committed (or rolled back); True
+    once it has, False if the wait was not possible. That request queues the task inside its
+    transaction and holds the thread row lock (the append's) until it ends, so taking the same
+    lock waits exactly that long: far sooner than a task retried 50 ms later, which a worker
+    faster than the commit needed for most answers once it kept its database connection. Any
+    other holder of the lock is as short (an append, an erasure's lock)."""
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL lock_timeout = '{_COMMIT_WAIT_SECONDS}s'")
+            Thread.objects.select_for_update(no_key=True).filter(pk=thread_id).values_list(
+                "pk", flat=True
+            ).first()
+    except DatabaseError:
+        logger.warning("no commit seen on thread %s within the wait", thread_id)
+        return False
+    return True
 
 
 def _events_until_cancelled(answer: Iterator[Event], run_public_id: str) -> Iterator[Event]:
