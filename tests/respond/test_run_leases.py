@@ -11,6 +11,9 @@ is routed to that queue).
   re-attaches, and the worker that comes to it generates it (attempt 1). Past the queue's
   lease beat ends it ``failed`` (``run_expired_in_queue``) and a retry of the key queues it
   again; the first task, when it comes, does nothing.
+
+And a task that comes before the request that queued it has committed (it is queued inside
+that transaction) waits for the commit and generates at once, without a retry.
 """
 
 import time
@@ -18,6 +21,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
 
 from respond.models import RespondRun
 from respond.tasks import take_over_orphaned_runs
@@ -27,7 +31,7 @@ from tests.respond.conftest import REPLY
 from tests.respond.test_run_faults import LEASE, worker_env
 from tests.respond.test_runs import BUDGET, sse, text_of
 from tests.support.worker import queue_drained, start_beat, start_worker
-from threads.models import Message
+from threads.models import IdempotencyRecord, Message
 
 pytestmark = [
     pytest.mark.worker,
@@ -151,3 +155,38 @@ def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
     assert len(chat.requests) == 1
     answers = Message.objects.filter(thread=thread, role="assistant")
     assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
+
+
+@pytest.mark.postgres
+def test_a_task_that_comes_before_its_request_commits_waits_for_the_commit(
+    acme, chat, settings: Any
+):
+    """The request's transaction is made to take a second more after the task is queued (a
+    trigger sleeps when it completes the key's record, the transaction's last write): the
+    worker has the task first, waits for the thread row lock the request holds until its
+    commit, and then generates, never retried."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL")
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    table = IdempotencyRecord._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION convmem_test_slow_commit() RETURNS trigger AS "
+            "$$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER convmem_test_slow_commit BEFORE UPDATE ON {table} FOR EACH ROW "
+            "WHEN (NEW.status = 'completed') EXECUTE FUNCTION convmem_test_slow_commit()"
+        )
+    thread = make_thread(acme.tenant)
+    try:
+        with start_worker(worker_env(chat)) as worker:
+            run = _post(acme, thread, "k1").data
+            ended = _ended(thread)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER convmem_test_slow_commit ON {table}")
+            cursor.execute("DROP FUNCTION convmem_test_slow_commit()")
+    assert (ended.status, ended.attempt) == ("complete", 1)
+    assert "Retry in" not in worker.output()
+    _assert_one_answer_from_one_attempt(acme, thread, run["id"])
