@@ -68,6 +68,15 @@ class RunLost(ApiError):
     )
 
 
+class RunExpiredInQueue(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "run_expired_in_queue"
+    default_detail = (
+        "No worker started this answer within CONVMEM_RESPOND_QUEUE_SECONDS; retry with the "
+        "same Idempotency-Key."
+    )
+
+
 class QueueUnavailable(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_code = "queue_unavailable"

@@ -272,6 +272,10 @@ CONVMEM_RESPOND_IN_WORKER = env.bool("CONVMEM_RESPOND_IN_WORKER", default=bool(R
 # nothing was streamed, the run is generated again, up to MAX_ATTEMPTS attempts in all.
 CONVMEM_RESPOND_TAKEOVER_SECONDS = env.float("CONVMEM_RESPOND_TAKEOVER_SECONDS", default=30.0)
 CONVMEM_RESPOND_MAX_ATTEMPTS = env.int("CONVMEM_RESPOND_MAX_ATTEMPTS", default=3)
+# A run queued for a worker holds the thread this long (seconds) before one starts it (the
+# lease above starts when a worker picks it up); past it, beat ends the run failed
+# (``run_expired_in_queue``) and a retry of the key queues it again.
+CONVMEM_RESPOND_QUEUE_SECONDS = env.int("CONVMEM_RESPOND_QUEUE_SECONDS", default=600)
 # A run's event stream holds at most this many events (an answer is at most its output reserve
 # in tokens), and expires this many seconds after its last event.
 CONVMEM_RUN_EVENTS_MAXLEN = env.int("CONVMEM_RUN_EVENTS_MAXLEN", default=20000)
@@ -420,6 +424,10 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes the database connections around every task unless this is set;
+# it is, so that ``CONN_MAX_AGE`` decides (see convmem/celery.py). Still closed every this many
+# tasks.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # Kept well below the visibility timeout so a slow task is killed before it is redelivered.
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=120)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=180)

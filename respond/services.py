@@ -30,6 +30,7 @@ Nothing else locks run rows, so the order cannot deadlock with appends or erasur
 """
 
 import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -37,7 +38,7 @@ from time import monotonic
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from rest_framework.exceptions import APIException
@@ -55,6 +56,7 @@ from convmem.errors import (
     ModelUnavailable,
     QueueUnavailable,
     RunCancelled,
+    RunExpiredInQueue,
     RunFinished,
     RunLost,
     ThreadBusy,
@@ -142,6 +144,18 @@ def _lease_end() -> Any:
     return timezone.now() + timedelta(seconds=settings.CONVMEM_RESPOND_LEASE_SECONDS)
 
 
+def _queued_lease_end() -> Any:
+    """The lease of a run waiting in the broker's queue for a worker: it lasts
+    ``CONVMEM_RESPOND_QUEUE_SECONDS``, not the lease of a generating worker, so a backlog does
+    not make a queued run look abandoned; the worker that picks it up starts the generation's
+    lease (``_worker_answering``)."""
+    return timezone.now() + timedelta(seconds=settings.CONVMEM_RESPOND_QUEUE_SECONDS)
+
+
+def _first_lease_end(*, queued: bool) -> Any:
+    return _queued_lease_end() if queued else _lease_end()
+
+
 def _lock_claim(run: RespondRun, attempt: int) -> RespondRun | None:
     """The run row, locked, if ``attempt`` still holds it; else None."""
     return (
@@ -195,10 +209,12 @@ def _answer_running(*, thread_id: int, other_than: int | None = None) -> bool:
     return live.exists()
 
 
-def _take_over(run: RespondRun) -> int | None:
+def _take_over(run: RespondRun, *, queued: bool) -> int | None:
     """Claim a run nobody is answering; a conditional UPDATE picks one winner. Returns the new
     attempt, or None if a live request holds it (or it completed meanwhile). Raises
-    ``ThreadBusy`` when another key's answer is running on the thread (one at a time)."""
+    ``ThreadBusy`` when another key's answer is running on the thread (one at a time).
+    ``queued``: the new attempt waits in the broker's queue for a worker (its lease is the
+    queue's, ``_queued_lease_end``)."""
     now = timezone.now()
     claimable = Q(status__in=[Status.INTERRUPTED, Status.FAILED]) | Q(
         status=Status.STREAMING, leased_until__lt=now
@@ -212,7 +228,7 @@ def _take_over(run: RespondRun) -> int | None:
         taken = RespondRun.objects.filter(claimable, pk=run.pk, attempt=run.attempt).update(
             status=Status.STREAMING,
             attempt=F("attempt") + 1,
-            leased_until=_lease_end(),
+            leased_until=_first_lease_end(queued=queued),
             error_code="",
             updated_at=now,
         )
@@ -293,7 +309,7 @@ def _begin(
         thread=thread,
         user_message=user,
         assembly=assembly.record,
-        leased_until=_lease_end(),
+        leased_until=_first_lease_end(queued=settings.CONVMEM_RESPOND_IN_WORKER),
         in_worker=settings.CONVMEM_RESPOND_IN_WORKER,
         actor_type=actor.type,
         actor_id=actor.id,
@@ -306,8 +322,9 @@ def _begin(
     if run.in_worker:
         # Queued inside the transaction: a broker that refuses it rolls the turn back (503,
         # nothing written); a task that arrives before the commit waits for it
-        # (``respond_generate`` answers ``RUN_NOT_VISIBLE`` and the task retries).
-        _queue_generation(run.pk, run.attempt, assembly)
+        # (``_request_commit_wait``; without the thread's id, ``respond_generate`` answers
+        # ``RUN_NOT_VISIBLE`` and the task retries).
+        _queue_generation(run, run.attempt, assembly)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -395,7 +412,7 @@ def respond_start(
     )
     if run.status == Status.COMPLETE:
         return Answering(run=run, thread=thread, actor=actor)
-    attempt = _take_over(run)
+    attempt = _take_over(run, queued=settings.CONVMEM_RESPOND_IN_WORKER)
     if attempt is None:
         run.refresh_from_db()
         if run.status == Status.COMPLETE:
@@ -551,10 +568,7 @@ class _Answer:
     def _renew_lease(self) -> None:
         if monotonic() < self.renew_at:
             return
-        renewed = RespondRun.objects.filter(
-            pk=self.run.pk, attempt=self.answering.attempt, status=Status.STREAMING
-        ).update(leased_until=_lease_end())
-        if renewed != 1:
+        if not _lease_renew(self.run.pk, self.answering.attempt):
             raise _ClaimLost
         self.renew_at = monotonic() + self.renew_every
 
@@ -697,16 +711,16 @@ def _handed_items(assembly: Assembly | None) -> list[dict[str, Any]] | None:
     return assembly.items
 
 
-def _queue_generation(run_pk: int, attempt: int, assembly: Assembly | None) -> None:
-    """Send ``respond.generate``; ``QueueUnavailable`` (503) when the broker refuses it."""
+def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) -> None:
+    """Send ``respond.generate`` for ``attempt``; ``QueueUnavailable`` (503) when the broker
+    refuses it. The thread's id goes with it: see ``_request_commit_wait``."""
     from celery import current_app
 
+    kwargs = {"items": _handed_items(assembly), "thread_id": run.thread_id}
     try:
-        current_app.send_task(
-            GENERATE_TASK, args=[run_pk, attempt], kwargs={"items": _handed_items(assembly)}
-        )
+        current_app.send_task(GENERATE_TASK, args=[run.pk, attempt], kwargs=kwargs)
     except Exception as error:
-        logger.warning("could not queue the generation of run %s: %r", run_pk, error)
+        logger.warning("could not queue the generation of run %s: %r", run.pk, error)
         raise QueueUnavailable from error
 
 
@@ -724,7 +738,7 @@ def respond_dispatch(answering: Answering) -> int:
         return 0
     after = run_events.last_seq(answering.run.public_id)
     try:
-        _queue_generation(answering.run.pk, answering.attempt, answering.assembly)
+        _queue_generation(answering.run, answering.attempt, answering.assembly)
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
@@ -805,14 +819,21 @@ RUN_NOT_VISIBLE = "run_not_visible"
 
 
 def respond_generate(
-    *, run_id: int, attempt: int, items: list[dict[str, Any]] | None = None
+    *,
+    run_id: int,
+    attempt: int,
+    items: list[dict[str, Any]] | None = None,
+    thread_id: int | None = None,
 ) -> str | None:
     """The worker's side of a run: claim ``attempt``, generate, append every event to the
     run's stream, store the answer (see the section comment). ``items``: the input's expanded
-    items, handed over by the request (``_handed_items``). Safe to run twice. Answers
-    ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was queued inside the
-    request's transaction; or ever: that transaction rolled back)."""
+    items, handed over by the request (``_handed_items``); ``thread_id``: the run's thread
+    (``_request_commit_wait``). Safe to run twice. Answers ``RUN_NOT_VISIBLE`` when the run is
+    not committed (yet: the task was queued inside the request's transaction; or ever: that
+    transaction rolled back)."""
     answering = _worker_answering(run_id, attempt, items)
+    if answering is None and thread_id is not None and _request_commit_wait(thread_id):
+        answering = _worker_answering(run_id, attempt, items)
     if answering is None:
         # Not visible, or another delivery's. Claimed again once it is visible: a run
         # committed between the failed claim and this look would otherwise be taken for
@@ -835,6 +856,7 @@ def respond_generate(
     # The first record waits its turn too: a write before the model is asked would delay the
     # first token (the stream holds the sequence meanwhile).
     record_at = monotonic() + _SEQ_RECORD_SECONDS
+    heartbeat = _LeaseHeartbeat(run.pk, attempt).start()
     try:
         for event in _events_until_cancelled(answer, run.public_id):
             if isinstance(event, Failed) and isinstance(event.error, IdempotencyKeyInFlight):
@@ -853,9 +875,84 @@ def respond_generate(
                 seq -= 1
                 break
     finally:
-        answer.close()
+        try:
+            answer.close()
+        finally:
+            heartbeat.stop()
         RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
     return None
+
+
+def _lease_renew(run_pk: int, attempt: int) -> bool:
+    """Push the lease of ``attempt`` on; False when it no longer holds the run (taken over,
+    or its answer is stored)."""
+    renewed = RespondRun.objects.filter(pk=run_pk, attempt=attempt, status=Status.STREAMING).update(
+        leased_until=_lease_end()
+    )
+    return renewed == 1
+
+
+class _LeaseHeartbeat:
+    """Renews a generating worker's lease every third of ``CONVMEM_RESPOND_LEASE_SECONDS``
+    from a thread of its own, whether or not the model sends anything: a model silent for
+    longer than the lease (a slow first token, long thinking) must not make a live worker look
+    dead to beat (``orphans_take_over``). The thread lives as long as the worker's process (a
+    SIGKILL ends both, and the lease runs out); ``stop`` ends it on every way out of the
+    generation. It stops by itself once the attempt no longer holds the run."""
+
+    def __init__(self, run_pk: int, attempt: int) -> None:
+        self.run_pk = run_pk
+        self.attempt = attempt
+        self.every = settings.CONVMEM_RESPOND_LEASE_SECONDS / 3
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(
+            target=self._beat, name=f"lease-heartbeat-{run_pk}", daemon=True
+        )
+
+    def start(self) -> "_LeaseHeartbeat":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+    def _beat(self) -> None:
+        try:
+            while not self.stopping.wait(self.every):
+                if not _lease_renew(self.run_pk, self.attempt):
+                    return
+        except Exception:
+            # The lease then runs out as a dead worker's would: beat takes the run over.
+            logger.exception("the lease heartbeat of run %s stopped", self.run_pk)
+        finally:
+            # The thread's own database connection.
+            connection.close()
+
+
+# How long a worker waits for the transaction of the request that queued its task.
+_COMMIT_WAIT_SECONDS = 5
+
+
+def _request_commit_wait(thread_id: int) -> bool:
+    """Wait until the request that queued a first attempt has committed (or rolled back); True
+    once it has, False if the wait was not possible. That request queues the task inside its
+    transaction and holds the thread row lock (the append's) until it ends, so taking the same
+    lock waits exactly that long: far sooner than a task retried 50 ms later, which a worker
+    faster than the commit needed for most answers once it kept its database connection. Any
+    other holder of the lock is as short (an append, an erasure's lock)."""
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL lock_timeout = '{_COMMIT_WAIT_SECONDS}s'")
+            Thread.objects.select_for_update(no_key=True).filter(pk=thread_id).values_list(
+                "pk", flat=True
+            ).first()
+    except DatabaseError:
+        logger.warning("no commit seen on thread %s within the wait", thread_id)
+        return False
+    return True
 
 
 def _events_until_cancelled(answer: Iterator[Event], run_public_id: str) -> Iterator[Event]:
@@ -909,6 +1006,11 @@ def run_cancel(*, run: RespondRun) -> None:
 #   is marked ``failed`` (``worker_lost``) instead.
 #
 # Either way the run ends complete, interrupted with its partial, or failed: never two answers.
+#
+# A live worker is never taken for a dead one: it renews its lease from a heartbeat thread
+# (``_LeaseHeartbeat``), not only when chunks arrive. A run still in the broker's queue has
+# the queue's lease (``CONVMEM_RESPOND_QUEUE_SECONDS``) and its own rule: past it, it is ended
+# ``failed`` (``_queued_runs_expire``), never generated twice.
 
 WORKER_LOST = "worker_lost"
 _TAKEOVER_BATCH = 100
@@ -934,12 +1036,64 @@ def orphans_take_over() -> int:
             taken += _orphan_take_over(run)
         except Exception:
             logger.exception("could not take over run %s", run.public_id)
-    return taken
+    return taken + _queued_runs_expire()
+
+
+def _queued_runs_expire() -> int:
+    """End ``failed`` (``run_expired_in_queue``) every run no worker started within its
+    queued lease (``CONVMEM_RESPOND_QUEUE_SECONDS``): its task was lost, or the queue is that
+    far behind. It is not queued again (at the back of a long queue it would wait as long
+    again); its stream ends with the error, ``response.failed`` is sent, the thread is free,
+    and a retry of the key queues a new attempt. Its task, if it arrives later, finds the run
+    ended and does nothing. Returns how many were ended."""
+    expired = RespondRun.objects.filter(
+        in_worker=True,
+        status=Status.STREAMING,
+        leased_until__lt=timezone.now(),
+        started_attempt__lt=F("attempt"),
+    ).select_related("thread", "user_message", "assembly")
+    ended = 0
+    for run in expired[:_TAKEOVER_BATCH]:
+        try:
+            ended += _queued_run_expire(run)
+        except Exception:
+            logger.exception("could not end run %s, expired in the queue", run.public_id)
+    return ended
+
+
+def _queued_run_expire(run: RespondRun) -> bool:
+    code = RunExpiredInQueue.default_code
+    with transaction.atomic():
+        # Conditional on no worker having started it: a worker that claims it first keeps it.
+        expired = RespondRun.objects.filter(
+            pk=run.pk,
+            attempt=run.attempt,
+            status=Status.STREAMING,
+            started_attempt__lt=run.attempt,
+            leased_until__lt=timezone.now(),
+        ).update(
+            status=Status.FAILED, leased_until=None, error_code=code, updated_at=timezone.now()
+        )
+        if not expired:
+            return False
+        _emit_outcome(
+            run, tenant_id=run.thread.tenant_id, state=Status.FAILED, error=code, answer=None
+        )
+    logger.warning("run %s expired in the queue at attempt %s", run.public_id, run.attempt)
+    answering = Answering(
+        run=run, thread=run.thread, actor=Actor(run.actor_type, run.actor_id), attempt=run.attempt
+    )
+    seq = max(run.seq, run_events.last_seq(run.public_id)) + 1
+    ended = _run_event(seq, Failed(run=run, error=RunExpiredInQueue()), answering)
+    run_events.event_append(run.public_id, ended, attempt=run.attempt)
+    RespondRun.objects.filter(pk=run.pk, attempt=run.attempt).update(seq=seq)
+    return True
 
 
 def _orphan_take_over(run: RespondRun) -> bool:
     try:
-        attempt = _take_over(run)
+        # Queued again when its dead attempt streamed nothing; else ended in this pass.
+        attempt = _take_over(run, queued=True)
     except ThreadBusy:
         # Another key's answer started on the thread since (this run's lease ran out).
         attempt = None

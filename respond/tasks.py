@@ -30,9 +30,15 @@ _NOT_VISIBLE_RETRIES = 200
     max_retries=_NOT_VISIBLE_RETRIES,
 )
 def generate(
-    self: Task, run_id: int, attempt: int, items: list[dict[str, Any]] | None = None
+    self: Task,
+    run_id: int,
+    attempt: int,
+    items: list[dict[str, Any]] | None = None,
+    thread_id: int | None = None,
 ) -> None:
-    outcome = services.respond_generate(run_id=run_id, attempt=attempt, items=items)
+    outcome = services.respond_generate(
+        run_id=run_id, attempt=attempt, items=items, thread_id=thread_id
+    )
     if outcome == services.RUN_NOT_VISIBLE and self.request.retries < _NOT_VISIBLE_RETRIES:
         raise self.retry(countdown=0.05)
 

@@ -3,7 +3,9 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
 from convmem.admin_changelist import ConvmemModelAdmin
 from convmem.errors import InvalidRequest
@@ -41,21 +43,49 @@ class WebhookEndpointAdmin(ConvmemModelAdmin):
     readonly_fields = ["public_id", "created_at"]
     actions = ["rotate_secret"]
 
+    # A signing secret is shown once, in the body of the response to the POST that made it (a
+    # page of its own, ``secrets_page``), never through ``message_user``: Django's messages
+    # go to a cookie (signed, not encrypted) or the session, so the secret would travel back
+    # with the next requests and rest in the session store. The page is not cached
+    # (``no-store``) and the admin's log entry says only "Added.".
+
     def save_model(self, request: HttpRequest, obj: WebhookEndpoint, form, change: bool) -> None:
         if not change:
             created = services.webhook_endpoint_create(
                 tenant=obj.tenant, url=obj.url, events=obj.events
             )
             obj.pk, obj.public_id, obj.secret = created.pk, created.public_id, created.secret
-            self.message_user(request, f"Signing secret (shown once): {created.secret}")
             return
         super().save_model(request, obj, form, change)
 
+    def response_add(
+        self, request: HttpRequest, obj: WebhookEndpoint, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        return self.secrets_page(request, [obj], title="Webhook endpoint added")
+
     @admin.action(description="Rotate the signing secret (the old one signs for a while)")
-    def rotate_secret(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
-        for endpoint in queryset:
-            rotated = services.webhook_secret_rotate(endpoint=endpoint)
-            self.message_user(request, f"{rotated.public_id}: new secret {rotated.secret}")
+    def rotate_secret(
+        self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]
+    ) -> HttpResponse:
+        rotated = [services.webhook_secret_rotate(endpoint=endpoint) for endpoint in queryset]
+        return self.secrets_page(request, rotated, title="Signing secrets rotated")
+
+    def secrets_page(
+        self, request: HttpRequest, endpoints: list[WebhookEndpoint], *, title: str
+    ) -> TemplateResponse:
+        """The new signing secrets of ``endpoints``, shown this once."""
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": title,
+            "endpoints": endpoints,
+            "has_view_permission": True,
+        }
+        response = TemplateResponse(
+            request, "admin/webhooks/webhookendpoint/secrets_shown.html", context
+        )
+        add_never_cache_headers(response)
+        return response
 
 
 @admin.register(WebhookDelivery)

@@ -47,8 +47,11 @@ def run(command: list[str], env: dict[str, str] | None = None) -> subprocess.Com
     )
 
 
-def node_tests(test_file: str, server_url: str, key: str, chat_base_url: str) -> None:
-    """Run one node test file against the live server; fail with its TAP output."""
+def node_tests(
+    test_file: str, server_url: str, key: str, chat_base_url: str, **extra_env: str
+) -> None:
+    """Run one node test file against the live server (``extra_env``: more variables for it);
+    fail with its TAP output."""
     result = run(
         ["node", "--test", "--test-reporter=tap", test_file],
         env={
@@ -57,6 +60,7 @@ def node_tests(test_file: str, server_url: str, key: str, chat_base_url: str) ->
             "CONVMEM_TEST_CHAT_CONTROL": chat_base_url.removesuffix("/v1") + CONTROL_PATH,
             "CONVMEM_TEST_REPLY": REPLY,
             "CONVMEM_TEST_IMPORT_FILE": str(CHATGPT_EXPORT),
+            **extra_env,
         },
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -25,8 +25,10 @@ completion request is recorded (`requests`) with its headers and parsed body.
 
 Streaming (`"stream": true` in the request, as the respond endpoint asks): the reply goes out as
 Server-Sent Events in the `chat.completion.chunk` shape, one word (with its trailing space) per
-chunk, `chunk_delay` seconds apart, then a chunk with `finish_reason`, then (when the request
-asks with `stream_options.include_usage`) a usage chunk with no choices, then `data: [DONE]`.
+chunk, `chunk_delay` seconds apart (the first after `first_token_delay` seconds of silence, the
+role chunk sent: a model slow to its first token), then a chunk with `finish_reason`, then
+(when the request asks with `stream_options.include_usage`) a usage chunk with no choices, then
+`data: [DONE]`.
 `reply` sets a fixed reply text for every mode that answers (default: the deterministic memo
 above). A request with a JSON-schema `response_format` is answered with that memo as JSON
 (`{"lines": [{"role", "text", "values"}]}`), or, with `json_schema=False` (a server without
@@ -107,6 +109,7 @@ class ChatServer:
         self.context_limit = context_limit
         self.reply: str | None = None
         self.chunk_delay = 0.0
+        self.first_token_delay = 0.0
         self.stream_fail_after: int | None = None
         self.overrides: dict[str, Any] = {}
         self._aborted_streams = 0
@@ -149,6 +152,7 @@ class ChatServer:
         context_limit: int | None = None,
         reply: str | None = None,
         chunk_delay: float | None = None,
+        first_token_delay: float | None = None,
         stream_fail_after: int | None = None,
         model_name: str | None = None,
         finish_reason: str | None = None,
@@ -173,6 +177,8 @@ class ChatServer:
                 self.reply = reply
             if chunk_delay is not None:
                 self.chunk_delay = chunk_delay
+            if first_token_delay is not None:
+                self.first_token_delay = first_token_delay
             if stream_fail_after is not None:
                 self.stream_fail_after = stream_fail_after or None
             if mode is not None:
@@ -231,9 +237,9 @@ class ChatServer:
         """Sleep unless stopped meanwhile; True if the server is still running."""
         return not self._stopping.wait(seconds)
 
-    def _stream_settings(self) -> tuple[float, int | None]:
+    def _stream_settings(self) -> tuple[float, float, int | None]:
         with self._lock:
-            return self.chunk_delay, self.stream_fail_after
+            return self.chunk_delay, self.first_token_delay, self.stream_fail_after
 
     def _overridden(self, answer: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -332,7 +338,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, body: dict[str, Any], content: str) -> None:
         """Answer as an SSE stream of chunks (see the module docstring)."""
-        chunk_delay, fail_after = self.chat._stream_settings()
+        chunk_delay, first_delay, fail_after = self.chat._stream_settings()
         answer = self.chat._overridden(completion(body, content))
         finish_reason = answer["choices"][0]["finish_reason"]
         words = re.findall(r"\S+\s*", content)
@@ -342,6 +348,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache")
             self.end_headers()
             self._event(chunk(answer, {"role": "assistant", "content": ""}))
+            if first_delay and not self.chat._sleep(first_delay):
+                return
             for index, word in enumerate(words):
                 if fail_after is not None and index >= fail_after:
                     return  # the connection closes with no finish_reason and no [DONE]

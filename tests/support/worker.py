@@ -130,16 +130,20 @@ def _celery_process(
 
 @contextmanager
 def start_worker(
-    env: Mapping[str, str] | None = None, queues: Sequence[str] | None = None
+    env: Mapping[str, str] | None = None,
+    queues: Sequence[str] | None = None,
+    *,
+    purge: bool = True,
 ) -> Iterator[CeleryWorker]:
     """Start a worker on the test database with ``env`` added to its environment, consuming
-    ``queues`` (default: every queue)."""
+    ``queues`` (default: every queue); ``purge=False`` keeps the tasks queued before it (a
+    worker that comes to a backlog)."""
     arguments = [
         "--pool=prefork",
         "--concurrency=2",
         "--queues",
         ",".join(queues or settings.CELERY_QUEUE_NAMES),  # default every queue: none unconsumed
-        "--purge",
+        *(["--purge"] if purge else []),
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",

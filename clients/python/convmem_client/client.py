@@ -703,8 +703,12 @@ class Client:
 
     def _stream(self, call: Call) -> Iterator[StreamEvent]:
         attempt, last_id, server_retry = 0, None, None
+        shown = False
         while True:
-            shown = False
+            if not call.relay:
+                # A respond stream re-opened with its key starts over; a relay continues the
+                # sequence, so what it showed before a cut stays shown.
+                shown = False
             headers = {**self._headers, **call.request_headers(), "Accept": "text/event-stream"}
             if last_id:
                 headers["Last-Event-ID"] = last_id  # a relay continues after it

@@ -66,8 +66,10 @@ export interface WriteOptions extends CallOptions {
 
 export interface StreamEvent {
   /** `turn`, `token` (`data.text`), `done` (`data`: the stored turn), or `restart` (made by the
-   * client: the stream ended early and is re-opened with the same key; the answer starts over;
-   * never in a run's events, which continue after the last id seen). */
+   * client: the answer starts over, drop the text shown before it). A `restart` comes before a
+   * `turn` with `resumed: true` after events were shown (a takeover asked the model again), and,
+   * for `respondStream` only, when the stream ended early and is re-opened with the same key (a
+   * run's events continue after the last id seen). */
   type: "turn" | "token" | "done" | "restart" | string;
   data: any;
   /** The event's sequence number (its SSE `id:`), when the server sends one. */

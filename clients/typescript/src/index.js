@@ -207,7 +207,9 @@ export class Convmem {
 
   /**
    * A run's events (`turn`, `token`…, `done`), from the start or after `lastEventId`. A dropped
-   * connection is re-opened after the last `id:` seen, so every token comes once (no `restart`);
+   * connection is re-opened after the last `id:` seen, so every token comes once; a `restart`
+   * comes only before a `turn` with `resumed: true` after events were shown (a takeover asked
+   * the model again: drop the text shown before it);
    * an `error` event (`run_cancelled`, `run_lost`, the model's error) is thrown: `run_lost` is
    * resumed by `respond` with the run's Idempotency-Key.
    */
@@ -425,10 +427,13 @@ export class Convmem {
     }
   }
 
-  /** A run's events relayed: a re-opened connection continues after the last id seen. */
+  /** A run's events relayed: a re-opened connection continues after the last id seen. A `turn`
+   * with `resumed: true` after events were shown (on this connection or an earlier one: they
+   * are one sequence) means a takeover asked the model again: a `restart` comes before it. */
   async *#relay(path, lastEventId, options) {
     let lastId = lastEventId === undefined ? undefined : String(lastEventId);
     let serverRetry;
+    let shown = false;
     for (let attempt = 0; ; attempt++) {
       let wait;
       const timer = this.#timer(options);
@@ -446,7 +451,12 @@ export class Convmem {
             lastId = event.id ?? lastId;
             serverRetry = event.retry ?? serverRetry;
             if (event.type === "error") throw streamError(event.data, undefined);
+            if (event.type === "turn" && shown && event.data?.resumed) {
+              // A takeover asked the model again: the answer starts over.
+              yield { type: "restart", data: { attempt: attempt + 1 }, idempotencyKey: undefined };
+            }
             yield { ...event, idempotencyKey: undefined };
+            shown = true;
             if (event.type === "done") return;
           }
         }

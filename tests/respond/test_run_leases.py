@@ -1,0 +1,192 @@
+"""The lease of a run generated in a worker, against a real worker and the local streaming
+chat server, with 2-second leases; beat's takeover is a real ``celery beat`` (every second)
+while a worker consumes ``generation``, and is called as beat's task does while none does (it
+is routed to that queue).
+
+- A live worker keeps its lease while the model says nothing (a heartbeat thread renews it,
+  not the chunks): a model silent for three leases is not taken over; one model call, one
+  answer.
+- A queued run's lease is the queue's (``CONVMEM_RESPOND_QUEUE_SECONDS``), not the worker's:
+  a run waiting in the broker longer than the lease still holds its thread, a retry of its key
+  re-attaches, and the worker that comes to it generates it (attempt 1). Past the queue's
+  lease beat ends it ``failed`` (``run_expired_in_queue``) and a retry of the key queues it
+  again; the first task, when it comes, does nothing.
+
+And a task that comes before the request that queued it has committed (it is queued inside
+that transaction) waits for the commit and generates at once, without a retry.
+"""
+
+import time
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection
+
+from respond.models import RespondRun
+from respond.tasks import take_over_orphaned_runs
+from tests.compaction.helpers import wait_for
+from tests.conftest import make_thread
+from tests.respond.conftest import REPLY
+from tests.respond.test_run_faults import LEASE, worker_env
+from tests.respond.test_runs import BUDGET, sse, text_of
+from tests.support.worker import queue_drained, start_beat, start_worker
+from threads.models import IdempotencyRecord, Message
+
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not django_settings.REDIS_URL, reason="runs need REDIS_URL"),
+]
+# How long the model or the queue keeps a run waiting: three leases.
+SILENCE = 3 * LEASE
+
+
+def _post(acme, thread, key: str, **body: Any):
+    return acme.client.post(
+        f"/api/v1/threads/{thread.public_id}/respond",
+        {"content": "Where is my parcel?", **BUDGET, "background": True, **body},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=key,
+    )
+
+
+def _events_url(thread, run_id: str) -> str:
+    return f"/api/v1/threads/{thread.public_id}/runs/{run_id}/events"
+
+
+def _ended(thread) -> RespondRun:
+    return wait_for(
+        lambda: (r := RespondRun.objects.get(thread=thread)).status != "streaming" and r,
+        timeout=60,
+    )
+
+
+def _assert_one_answer_from_one_attempt(acme, thread, run_id: str) -> None:
+    seen = sse(acme.client.get(_events_url(thread, run_id)).streaming_content)
+    assert [e["id"] for e in seen] == list(range(1, len(seen) + 1))
+    assert [e["event"] for e in seen].count("turn") == 1
+    assert text_of(seen) == REPLY
+    assert seen[-1]["event"] == "done"
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
+
+
+@pytest.mark.parametrize("silent", ["before_headers", "before_first_token"])
+def test_a_model_silent_longer_than_the_lease_keeps_its_live_worker(
+    acme, chat, settings: Any, silent: str
+):
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
+    env = worker_env(chat)
+    if silent == "before_headers":
+        chat.configure(mode="timeout", delay=SILENCE)
+    else:
+        chat.configure(first_token_delay=SILENCE)
+    thread = make_thread(acme.tenant)
+
+    with start_worker(env), start_beat(env):
+        run = _post(acme, thread, "k1").data
+        ended = _ended(thread)
+        wait_for(queue_drained, timeout=30)
+
+    assert (ended.status, ended.attempt, ended.error_code) == ("complete", 1, "")
+    assert len(chat.requests) == 1
+    _assert_one_answer_from_one_attempt(acme, thread, run["id"])
+
+
+def test_a_run_queued_longer_than_the_lease_waits_for_its_worker(acme, chat, settings: Any):
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
+    env = worker_env(chat)
+    thread = make_thread(acme.tenant)
+
+    # No generation worker yet: the run waits in the broker for three leases.
+    run = _post(acme, thread, "k1").data
+    time.sleep(SILENCE)
+    assert take_over_orphaned_runs() == 0
+    state = acme.client.get(_events_url(thread, run["id"]).removesuffix("/events")).data
+    assert state["state"] == "queued"
+    # It still holds the thread, and a retry of its key re-attaches instead of taking over.
+    other = _post(acme, thread, "k2", content="Another question?")
+    assert other.status_code == 409
+    assert other.data["code"] == "thread_busy"
+    retried = _post(acme, thread, "k1")
+    assert retried.status_code == 202
+    assert retried.data["id"] == run["id"]
+    assert RespondRun.objects.get(thread=thread).attempt == 1
+
+    with start_worker(env, purge=False):
+        ended = _ended(thread)
+        wait_for(queue_drained, timeout=30)
+    assert (ended.status, ended.attempt) == ("complete", 1)
+    assert len(chat.requests) == 1
+    _assert_one_answer_from_one_attempt(acme, thread, run["id"])
+
+
+def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
+    acme, chat, settings: Any
+):
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
+    settings.CONVMEM_RESPOND_QUEUE_SECONDS = 1
+    env = worker_env(chat)
+    thread = make_thread(acme.tenant)
+
+    run = _post(acme, thread, "k1").data
+    time.sleep(2)
+    assert take_over_orphaned_runs() == 1
+    ended = RespondRun.objects.get(thread=thread)
+    assert (ended.status, ended.error_code, ended.attempt) == ("failed", "run_expired_in_queue", 1)
+    seen = sse(acme.client.get(_events_url(thread, run["id"])).streaming_content)
+    assert [(e["event"], e["data"]["code"]) for e in seen] == [("error", "run_expired_in_queue")]
+    state = acme.client.get(_events_url(thread, run["id"]).removesuffix("/events")).data
+    assert (state["state"], state["error"]) == ("failed", "run_expired_in_queue")
+
+    # A retry of the key queues attempt 2; the first task, still queued, finds its attempt
+    # ended and does nothing: one model call, one answer.
+    settings.CONVMEM_RESPOND_QUEUE_SECONDS = 600
+    retried = _post(acme, thread, "k1")
+    assert retried.status_code == 202
+    with start_worker(env, purge=False):
+        ended = _ended(thread)
+        wait_for(queue_drained, timeout=30)
+    assert (ended.status, ended.attempt) == ("complete", 2)
+    assert len(chat.requests) == 1
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
+
+
+@pytest.mark.postgres
+def test_a_task_that_comes_before_its_request_commits_waits_for_the_commit(
+    acme, chat, settings: Any
+):
+    """The request's transaction is made to take a second more after the task is queued (a
+    trigger sleeps when it completes the key's record, the transaction's last write): the
+    worker has the task first, waits for the thread row lock the request holds until its
+    commit, and then generates, never retried."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL")
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    table = IdempotencyRecord._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION convmem_test_slow_commit() RETURNS trigger AS "
+            "$$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER convmem_test_slow_commit BEFORE UPDATE ON {table} FOR EACH ROW "
+            "WHEN (NEW.status = 'completed') EXECUTE FUNCTION convmem_test_slow_commit()"
+        )
+    thread = make_thread(acme.tenant)
+    try:
+        with start_worker(worker_env(chat)) as worker:
+            run = _post(acme, thread, "k1").data
+            ended = _ended(thread)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER convmem_test_slow_commit ON {table}")
+            cursor.execute("DROP FUNCTION convmem_test_slow_commit()")
+    assert (ended.status, ended.attempt) == ("complete", 1)
+    assert "Retry in" not in worker.output()
+    _assert_one_answer_from_one_attempt(acme, thread, run["id"])
