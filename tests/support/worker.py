@@ -5,8 +5,8 @@ built from the connection pytest-django set up (PostgreSQL ``test_<name>``, or S
 file, which the settings put on disk for this), and it inherits ``REDIS_URL`` and
 ``CONVMEM_VAR_DIR``, so it uses the same broker — Redis when ``REDIS_URL`` is set, else the
 filesystem broker under the var dir. It consumes every queue (``CELERY_QUEUE_NAMES``) and
-purges them on start, is ready when its log says so, and is stopped (warm shutdown, then killed)
-when the fixture ends.
+purges them on start (unless ``purge=False``), is ready when its log says so, and is stopped
+(warm shutdown, then killed) when the fixture ends.
 
 Tests that use it need ``@pytest.mark.django_db(transaction=True)``: the worker only sees what
 the test committed.
