@@ -66,6 +66,38 @@ def test_stored_forms_leave_out_the_defaults_and_are_shown_whole():
     assert record_form.tokens_shown(tokens, budget) == OLD_TOKENS
 
 
+CURATOR_TOKENS = {
+    "window": 8192,
+    "reserve": 1024,
+    "system": 14,
+    "memo": 500,
+    "anchor": 0,
+    "retrieved": 0,
+    "recent": 3000,
+    "total": 3514,
+    "recalled": 0,
+    "free": 3654,
+}
+
+
+def test_counts_that_add_up_are_stored_without_zeros_total_and_free():
+    stored = record_form.tokens_stored(CURATOR_TOKENS)
+
+    assert stored == {"system": 14, "memo": 500, "recent": 3000}
+    shown = record_form.tokens_shown(stored, OLD_BUDGET)
+    assert shown == CURATOR_TOKENS
+    assert list(shown) == list(CURATOR_TOKENS)  # the order they were written in
+
+
+def test_counts_that_do_not_add_up_are_stored_whole():
+    odd = {**CURATOR_TOKENS, "free": 1}
+
+    stored = record_form.tokens_stored(odd)
+
+    assert stored == {key: v for key, v in odd.items() if key not in ("window", "reserve")}
+    assert record_form.tokens_shown(stored, OLD_BUDGET) == odd
+
+
 def test_rows_in_the_old_form_are_shown_as_they_are():
     assert record_form.plan_shown(OLD_PLAN) == OLD_PLAN
     assert record_form.budget_shown(OLD_BUDGET, VERSION) == OLD_BUDGET
@@ -83,6 +115,7 @@ def test_a_stored_record_is_short_and_its_replay_verifies(acme):
     assert "dropped" not in record.plan
     assert "memo_lag" not in record.plan
     assert "window" not in record.tokens
+    assert "total" not in record.tokens
     assert record.tokens_shown() == r.data["tokens"]
     assert record.budget_shown()["policy"] == asdict(thread_profile(thread).policy)
     assert record.plan_shown()["dropped"] == []
