@@ -1,19 +1,28 @@
-"""The stored form of a record's items: the verbatim turns as path ranges, not one item each.
+"""The stored form of a record's items: the path's messages and the memo by primary key.
 
 An input shows the recent turns verbatim: one contiguous stretch of the path, which the path
-itself already names. Storing an item per message (id, role, token count) made the assembly
-record the largest row of a turn — larger than the turn's messages. So the stored items
-(``AssemblyRecord.items``) replace each run of two or more plain message items that follow one
-another on the path (each the parent of the next) by one range item::
+itself already names, and a memo, whose row already names its range. Storing an item per
+message (public id, role, token count) made the assembly record the largest row of a turn —
+larger than the turn's messages. So the stored items (``AssemblyRecord.items``) replace each
+run of one or more plain message items that follow one another on the path (each the parent of
+the next) by one range item, by primary key (the record pins the thread)::
 
-    {"kind": "messages", "first_id": "msg_…", "last_id": "msg_…", "count": n}
+    {"kind": "messages", "first": 1201, "last": 1209, "count": 9}
 
-and the readers (replay, the admin page, exports) expand it again from the path: the ``count``
-messages ending at ``last_id``, whose roles and token counts are the ones the record showed
-(a message's token count is fixed at write; erasure keeps the row). Items with anything of
-their own (an anchor, an elided or uncalled tool result) stay as they are, as do the items of
-records that keep their rendered input (erasure matches those by id). Pure functions; the
-rows come from ``compaction.selectors.items_expanded``.
+and the memo item by its primary key with what the row does not hold::
+
+    {"kind": "summary", "pk": 57, "tokens": 512, "header": 1}
+
+The readers (replay, the admin page, exports) expand them again: a range from the path (the
+``count`` messages ending at ``last``, whose roles and token counts are the ones the record
+showed — a message's token count is fixed at write and erasure keeps the row), the memo from
+its row (public id and range, fixed at creation). Items with anything of their own (an anchor,
+an elided or uncalled tool result, a recalled excerpt) stay as they are, as do the items of
+records that keep their rendered input (erasure matches those by id).
+
+Records written before this form hold ranges by public id (``first_id``/``last_id``, two or
+more messages) and whole memo items; they expand the same way. Pure functions; the rows come
+from ``compaction.selectors.items_expanded``.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +30,7 @@ from typing import Any, NamedTuple
 
 RUN = "messages"
 _PLAIN = frozenset({"kind", "id", "role", "tokens"})
+_SUMMARY_FROM_ROW = ("id", "first_id", "last_id")
 
 
 class PathRow(NamedTuple):
@@ -30,68 +40,136 @@ class PathRow(NamedTuple):
     token_count: int
 
 
+class MemoRow(NamedTuple):
+    public_id: str
+    first_public_id: str
+    last_public_id: str
+
+
+class Shown(NamedTuple):
+    """A shown message's primary key and depth (consecutive depths on one path mean parent
+    and child)."""
+
+    pk: int
+    depth: int
+
+
 def _plain(item: Mapping[str, Any]) -> bool:
     return item["kind"] == "message" and item.keys() == _PLAIN
 
 
 def items_compact(
-    items: Sequence[dict[str, Any]], depth_of: Callable[[str], int]
+    items: Sequence[dict[str, Any]],
+    shown: Callable[[str], Shown],
+    memo_pk: Mapping[str, int],
 ) -> list[dict[str, Any]]:
-    """``items`` with each path-consecutive run of plain messages as one range item.
-    ``depth_of`` gives a shown message's depth (all shown messages are on one path, so
-    consecutive depths mean parent and child)."""
+    """``items`` with each path-consecutive run of plain messages as one range item and the
+    memo by primary key. ``shown`` gives a shown message's key and depth (all shown messages
+    are on one path); ``memo_pk`` the memo's primary key by public id."""
     stored: list[dict[str, Any]] = []
-    run: list[dict[str, Any]] = []
+    run: list[Shown] = []
 
     def close() -> None:
-        if len(run) > 1:
-            stored.append(
-                {"kind": RUN, "first_id": run[0]["id"], "last_id": run[-1]["id"], "count": len(run)}
-            )
-        else:
-            stored.extend(run)
+        if run:
+            stored.append({"kind": RUN, "first": run[0].pk, "last": run[-1].pk, "count": len(run)})
         run.clear()
 
     for item in items:
         if not _plain(item):
             close()
-            stored.append(item)
+            stored.append(_memo_stored(item, memo_pk))
             continue
-        if run and depth_of(item["id"]) != depth_of(run[-1]["id"]) + 1:
+        row = shown(item["id"])
+        if run and row.depth != run[-1].depth + 1:
             close()
-        run.append(item)
+        run.append(row)
     close()
     return stored
 
 
+def _memo_stored(item: dict[str, Any], memo_pk: Mapping[str, int]) -> dict[str, Any]:
+    if item["kind"] != "summary" or item["id"] not in memo_pk:
+        return item
+    rest = {key: value for key, value in item.items() if key not in ("kind", *_SUMMARY_FROM_ROW)}
+    return {"kind": "summary", "pk": memo_pk[item["id"]], **rest}
+
+
 def run_ends(items: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The public ids that bound the range items of ``items``."""
-    return {item[key] for item in items if item["kind"] == RUN for key in ("first_id", "last_id")}
+    """The public ids that bound the range items of ``items`` in the older form."""
+    return {
+        item[key]
+        for item in items
+        if item["kind"] == RUN and "last_id" in item
+        for key in ("first_id", "last_id")
+    }
+
+
+def run_end_pks(items: Sequence[Mapping[str, Any]]) -> set[int]:
+    """The primary keys that bound the range items of ``items``."""
+    return {
+        item[key]
+        for item in items
+        if item["kind"] == RUN and "last" in item
+        for key in ("first", "last")
+    }
+
+
+def memo_pks(items: Sequence[Mapping[str, Any]]) -> set[int]:
+    """The primary keys of the memos ``items`` names by key."""
+    return {item["pk"] for item in items if item["kind"] == "summary" and "pk" in item}
 
 
 def items_expand(
-    items: Sequence[dict[str, Any]], pk_of: Mapping[str, int], rows: Mapping[int, PathRow]
+    items: Sequence[dict[str, Any]],
+    pk_of: Mapping[str, int],
+    rows: Mapping[int, PathRow],
+    memos: Mapping[int, MemoRow] | None = None,
 ) -> list[dict[str, Any]]:
     """``items`` with each range item replaced by its messages, read from ``rows`` (the
-    thread's messages by primary key, at least those the ranges span). A range whose messages
-    are no longer all there expands to the ones found."""
+    thread's messages by primary key, at least those the ranges span; ``pk_of`` maps the
+    older form's public ids to keys), and each memo named by key filled from ``memos``. A
+    range whose messages are no longer all there expands to the ones found; a memo no longer
+    there keeps its key (replay then reports it gone)."""
+    memos = memos or {}
     expanded: list[dict[str, Any]] = []
     for item in items:
-        if item["kind"] != RUN:
+        if item["kind"] == "summary" and "pk" in item:
+            expanded.append(_memo_shown(item, memos.get(item["pk"])))
+        elif item["kind"] != RUN:
             expanded.append(item)
-            continue
-        run: list[dict[str, Any]] = []
-        pk = pk_of.get(item["last_id"])
-        while pk in rows and len(run) < item["count"]:
-            row = rows[pk]
-            run.append(
-                {
-                    "kind": "message",
-                    "id": row.public_id,
-                    "role": row.role,
-                    "tokens": row.token_count,
-                }
-            )
-            pk = row.parent_id
-        expanded.extend(reversed(run))
+        else:
+            last = item["last"] if "last" in item else pk_of.get(item["last_id"])
+            expanded.extend(_run(last, item["count"], rows))
     return expanded
+
+
+def _memo_shown(item: dict[str, Any], memo: MemoRow | None) -> dict[str, Any]:
+    rest = {key: value for key, value in item.items() if key not in ("kind", "pk")}
+    if memo is None:
+        # Memos go only with their thread; a record cannot outlive it. Shown as gone.
+        return {
+            "kind": "summary",
+            "id": f"sum_pk{item['pk']}",
+            "first_id": "",
+            "last_id": "",
+            **rest,
+        }
+    return {
+        "kind": "summary",
+        "id": memo.public_id,
+        "first_id": memo.first_public_id,
+        "last_id": memo.last_public_id,
+        **rest,
+    }
+
+
+def _run(last: int | None, count: int, rows: Mapping[int, PathRow]) -> list[dict[str, Any]]:
+    run: list[dict[str, Any]] = []
+    pk = last
+    while pk in rows and len(run) < count:
+        row = rows[pk]
+        run.append(
+            {"kind": "message", "id": row.public_id, "role": row.role, "tokens": row.token_count}
+        )
+        pk = row.parent_id
+    return list(reversed(run))

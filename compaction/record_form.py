@@ -10,7 +10,9 @@ rest back, so the admin, the export and ``/respond`` see the same shapes as befo
 - the budget's curator policy without the values equal to the policy its assembler version
   starts from (``POLICY_DEFAULTS``, pinned per version: a record of an older version is shown
   with the defaults that version had);
-- the token counts without ``window`` and ``reserve``, which the budget holds.
+- the token counts without ``window`` and ``reserve``, which the budget holds, and — when they
+  add up, as the curator writes them — without the sections at zero, the ``total`` (their sum)
+  and ``free`` (what the window leaves after the reserve and the total).
 
 Rows written before this form keep their full JSON; showing them is the identity.
 """
@@ -83,14 +85,43 @@ def budget_shown(stored: dict[str, Any] | None, version: str) -> dict[str, Any]:
     return {**stored, "policy": {**defaults, **stored["policy"]}}
 
 
+# The per-section counts in the order the curator writes them; ``total`` is their sum.
+_SECTIONS = ("system", "memo", "anchor", "retrieved", "recent", "recalled")
+_TOKEN_ORDER = ("window", "reserve", "system", "memo", "anchor", "retrieved", "recent", "total")
+
+
 def tokens_stored(tokens: dict[str, Any]) -> dict[str, Any]:
-    """The per-section counts without what the budget holds (window, reserve)."""
-    return {key: value for key, value in tokens.items() if key not in _BUDGET_IN_TOKENS}
+    """The per-section counts without what the budget holds (window, reserve); without the
+    zero sections, the total and the free tokens too when those follow from the sections."""
+    stored = {key: value for key, value in tokens.items() if key not in _BUDGET_IN_TOKENS}
+    if not _derivable(tokens):
+        return stored
+    return {key: stored[key] for key in _SECTIONS if stored.get(key)}
+
+
+def _derivable(tokens: dict[str, Any]) -> bool:
+    known = set(_SECTIONS) | {"total", "free", *_BUDGET_IN_TOKENS}
+    if tokens.keys() - known or not {"total", "free", *_BUDGET_IN_TOKENS} <= tokens.keys():
+        return False
+    total = sum(tokens.get(key, 0) for key in _SECTIONS)
+    return tokens["total"] == total and tokens["free"] == (
+        tokens["window"] - tokens["reserve"] - total
+    )
 
 
 def tokens_shown(stored: dict[str, Any] | None, budget: dict[str, Any] | None) -> dict[str, Any]:
-    """The counts with the budget's window and reserve back in (first, as they were written)."""
+    """The counts with the budget's window and reserve back in (first, as they were written),
+    and, for counts stored without their total, the zero sections, the total and the free
+    tokens."""
     stored = stored or {}
     budget = budget or {}
     restored = {key: budget[key] for key in _BUDGET_IN_TOKENS if key in budget}
-    return {**restored, **stored}
+    if not stored or "total" in stored:
+        return {**restored, **stored}
+    sections = {key: stored.get(key, 0) for key in _SECTIONS}
+    total = sum(sections.values())
+    whole = {**restored, **sections, "total": total}
+    shown = {key: whole[key] for key in _TOKEN_ORDER if key in whole}
+    shown["recalled"] = sections["recalled"]
+    shown["free"] = restored.get("window", 0) - restored.get("reserve", 0) - total
+    return shown

@@ -445,21 +445,39 @@ def items_expanded(
     *, thread_id: int, stored: list[list[dict[str, Any]]]
 ) -> list[list[dict[str, Any]]]:
     """The items of records of one thread as they were shown, from their stored form
-    (``compaction.item_runs``): two queries for any number of records (the range ends, then
-    the messages between the lowest and the highest; a parent's id is below its children's),
-    none when no record holds a range."""
+    (``compaction.item_runs``): at most three queries for any number of records (the older
+    form's range ends by public id, the messages between the lowest and the highest end — a
+    parent's id is below its children's — and the memos named by key), none when no record
+    holds a range or a memo by key."""
     ends = {end for items in stored for end in item_runs.run_ends(items)}
-    if not ends:
+    end_pks = {pk for items in stored for pk in item_runs.run_end_pks(items)}
+    memo_pks = {pk for items in stored for pk in item_runs.memo_pks(items)}
+    if not ends and not end_pks and not memo_pks:
         return stored
     messages = Message.objects.filter(thread_id=thread_id)
-    pk_of = dict(messages.filter(public_id__in=ends).values_list("public_id", "pk"))
-    rows = {
-        pk: item_runs.PathRow(*row)
-        for pk, *row in messages.filter(
-            pk__range=(min(pk_of.values(), default=0), max(pk_of.values(), default=0))
-        ).values_list("pk", "parent_id", "public_id", "role", "token_count")
-    }
-    return [item_runs.items_expand(items, pk_of, rows) for items in stored]
+    pk_of = dict(messages.filter(public_id__in=ends).values_list("public_id", "pk")) if ends else {}
+    bounds = end_pks | set(pk_of.values())
+    rows = (
+        {
+            pk: item_runs.PathRow(*row)
+            for pk, *row in messages.filter(pk__range=(min(bounds), max(bounds))).values_list(
+                "pk", "parent_id", "public_id", "role", "token_count"
+            )
+        }
+        if bounds
+        else {}
+    )
+    memos = (
+        {
+            pk: item_runs.MemoRow(*row)
+            for pk, *row in Summary.objects.filter(
+                thread_id=thread_id, pk__in=memo_pks
+            ).values_list("pk", "public_id", "first__public_id", "last__public_id")
+        }
+        if memo_pks
+        else {}
+    )
+    return [item_runs.items_expand(items, pk_of, rows, memos) for items in stored]
 
 
 def assembly_items(assembly: AssemblyRecord) -> list[dict[str, Any]]:

@@ -627,7 +627,7 @@ def _usage_estimate(answering: Answering, text: str) -> dict[str, Any]:
     """An estimate in our encoding (marked ``estimated``): the recorded input's tokens, and
     the text received."""
     encoding = thread_services.thread_encoding(answering.thread)
-    prompt = answering.run.assembly.tokens.get("total", 0)
+    prompt = answering.run.assembly.tokens_shown().get("total", 0)
     completion = count_tokens(text, encoding)
     return {
         "prompt_tokens": prompt,
@@ -769,7 +769,7 @@ def _worker_answering(
         messages=replay.messages,
         prefix={"messages": run.prefix_messages},
         sections={},
-        tokens=record.tokens,
+        tokens=record.tokens_shown(),
         memo_status="",
         pending_memo=None,
         memo_error=None,

@@ -93,7 +93,7 @@ def test_it_records_the_assembly_as_ids_and_a_hash(acme):
 
 
 def test_the_record_stores_the_verbatim_turns_as_one_path_range(acme):
-    """The stored items name the recent turns by their first and last id; the shown items
+    """The stored items name the recent turns by their first and last key; the shown items
     (replay, exports, the admin page) are expanded from the path and replay still verifies."""
     thread = make_thread(acme.tenant)
     grow(thread, 9)
@@ -104,9 +104,8 @@ def test_the_record_stores_the_verbatim_turns_as_one_path_range(acme):
     recent = r.data["sections"]["recent"]
     # Nothing changing every turn (recalled, retrieved) sits before the current turn here,
     # so the whole history and the current turn are one range.
-    assert record.items[1:] == [
-        {"kind": "messages", "first_id": recent[0], "last_id": recent[-1], "count": 9}
-    ]
+    first, last = (Message.objects.get(public_id=recent[i]).pk for i in (0, -1))
+    assert record.items[1:] == [{"kind": "messages", "first": first, "last": last, "count": 9}]
     shown = assembly_items(record)
     assert [item["id"] for item in shown if item["kind"] == "message"] == recent
     assert [item["role"] for item in shown[1:]] == ["user", "assistant"] * 4 + ["user"]

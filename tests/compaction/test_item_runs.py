@@ -1,7 +1,9 @@
 """The stored form of a record's items (``compaction.item_runs``): runs of plain messages that
-follow one another on the path become one range, and expand back to the same items."""
+follow one another on the path become one range by primary key, the memo is named by key, and
+both expand back to the same items; records in the older form (ranges by public id, whole memo
+items) expand the same way."""
 
-from compaction.item_runs import PathRow, items_compact, items_expand
+from compaction.item_runs import MemoRow, PathRow, Shown, items_compact, items_expand
 
 
 def _message(public_id: str, role: str = "user", tokens: int = 10, **extra) -> dict:
@@ -14,7 +16,16 @@ ROWS = {
     for pk in range(1, 7)
 } | {9: PathRow(2, "msg_9", "user", 9)}
 PK_OF = {row.public_id: pk for pk, row in ROWS.items()}
-DEPTH = {f"msg_{pk}": pk for pk in range(1, 7)} | {"msg_9": 3}
+SHOWN = {f"msg_{pk}": Shown(pk, pk) for pk in range(1, 7)} | {"msg_9": Shown(9, 3)}
+MEMO = {
+    "kind": "summary",
+    "id": "sum_7",
+    "first_id": "msg_1",
+    "last_id": "msg_2",
+    "tokens": 40,
+    "header": 2,
+}
+MEMOS = {7: MemoRow("sum_7", "msg_1", "msg_2")}
 
 
 def _shown(*pks: int, **extra_by_pk: dict) -> list[dict]:
@@ -26,17 +37,31 @@ def _shown(*pks: int, **extra_by_pk: dict) -> list[dict]:
     ]
 
 
-def test_a_run_on_the_path_is_stored_as_one_range_and_expands_back():
-    system = {"kind": "system", "hash": "ab" * 32, "tokens": 5}
-    items = [system, *_shown(2, 3, 4, 5)]
+def _compact(items: list[dict]) -> list[dict]:
+    return items_compact(items, SHOWN.__getitem__, {"sum_7": 7})
 
-    stored = items_compact(items, DEPTH.__getitem__)
+
+def test_a_run_on_the_path_is_one_range_by_key_and_the_memo_its_key():
+    system = {"kind": "system", "hash": "ab" * 32, "tokens": 5}
+    items = [system, MEMO, *_shown(3, 4, 5)]
+
+    stored = _compact(items)
 
     assert stored == [
         system,
-        {"kind": "messages", "first_id": "msg_2", "last_id": "msg_5", "count": 4},
+        {"kind": "summary", "pk": 7, "tokens": 40, "header": 2},
+        {"kind": "messages", "first": 3, "last": 5, "count": 3},
     ]
-    assert items_expand(stored, PK_OF, ROWS) == items
+    assert items_expand(stored, {}, ROWS, MEMOS) == items
+
+
+def test_a_single_plain_message_is_a_range_of_one():
+    items = _shown(1, m1={"anchor": True}) + _shown(5)
+
+    stored = _compact(items)
+
+    assert stored[1] == {"kind": "messages", "first": 5, "last": 5, "count": 1}
+    assert items_expand(stored, {}, ROWS) == items
 
 
 def test_items_of_their_own_and_gaps_in_depth_break_the_run():
@@ -48,27 +73,56 @@ def test_items_of_their_own_and_gaps_in_depth_break_the_run():
         *_shown(6),
     ]
 
-    stored = items_compact(items, DEPTH.__getitem__)
+    stored = _compact(items)
 
-    # Nothing is a run of two: every message stays an item of its own.
-    assert stored == items
-    assert items_expand(stored, PK_OF, ROWS) == items
+    assert [item["kind"] for item in stored] == [
+        "message",
+        "messages",
+        "message",
+        "messages",
+        "retrieved",
+        "messages",
+    ]
+    assert items_expand(stored, {}, ROWS) == items
 
 
 def test_messages_at_consecutive_depths_form_a_run_only_in_path_order():
     items = _shown(5, 6, 1, 2)
 
-    stored = items_compact(items, DEPTH.__getitem__)
+    stored = _compact(items)
 
     assert stored == [
-        {"kind": "messages", "first_id": "msg_5", "last_id": "msg_6", "count": 2},
-        {"kind": "messages", "first_id": "msg_1", "last_id": "msg_2", "count": 2},
+        {"kind": "messages", "first": 5, "last": 6, "count": 2},
+        {"kind": "messages", "first": 1, "last": 2, "count": 2},
     ]
-    assert items_expand(stored, PK_OF, ROWS) == items
+    assert items_expand(stored, {}, ROWS) == items
 
 
 def test_a_range_expands_along_parents_not_ids():
     """m9 hangs under m2 on another branch: the range m1 … m9 is m1, m2, m9."""
-    stored = [{"kind": "messages", "first_id": "msg_1", "last_id": "msg_9", "count": 3}]
+    stored = [{"kind": "messages", "first": 1, "last": 9, "count": 3}]
 
-    assert [item["id"] for item in items_expand(stored, PK_OF, ROWS)] == ["msg_1", "msg_2", "msg_9"]
+    assert [item["id"] for item in items_expand(stored, {}, ROWS)] == ["msg_1", "msg_2", "msg_9"]
+
+
+def test_records_in_the_older_form_expand_the_same():
+    """Ranges by public id and whole memo items, as written before integer keys."""
+    items = [MEMO, *_shown(3, 4, 5)]
+    older = [MEMO, {"kind": "messages", "first_id": "msg_3", "last_id": "msg_5", "count": 3}]
+
+    assert items_expand(older, PK_OF, ROWS, MEMOS) == items
+
+
+def test_a_memo_no_longer_there_is_shown_gone_not_dropped():
+    stored = [{"kind": "summary", "pk": 8, "tokens": 40, "header": 2}]
+
+    [shown] = items_expand(stored, {}, ROWS, MEMOS)
+
+    assert shown == {
+        "kind": "summary",
+        "id": "sum_pk8",
+        "first_id": "",
+        "last_id": "",
+        "tokens": 40,
+        "header": 2,
+    }

@@ -14,6 +14,7 @@ from compaction.evals import scores_stored
 from compaction.models import AssemblyRecord, Summary
 from compaction.profiles import thread_profile
 from compaction.replay import assembly_replay
+from compaction.selectors import assembly_items
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import make_thread
 
@@ -66,6 +67,38 @@ def test_stored_forms_leave_out_the_defaults_and_are_shown_whole():
     assert record_form.tokens_shown(tokens, budget) == OLD_TOKENS
 
 
+CURATOR_TOKENS = {
+    "window": 8192,
+    "reserve": 1024,
+    "system": 14,
+    "memo": 500,
+    "anchor": 0,
+    "retrieved": 0,
+    "recent": 3000,
+    "total": 3514,
+    "recalled": 0,
+    "free": 3654,
+}
+
+
+def test_counts_that_add_up_are_stored_without_zeros_total_and_free():
+    stored = record_form.tokens_stored(CURATOR_TOKENS)
+
+    assert stored == {"system": 14, "memo": 500, "recent": 3000}
+    shown = record_form.tokens_shown(stored, OLD_BUDGET)
+    assert shown == CURATOR_TOKENS
+    assert list(shown) == list(CURATOR_TOKENS)  # the order they were written in
+
+
+def test_counts_that_do_not_add_up_are_stored_whole():
+    odd = {**CURATOR_TOKENS, "free": 1}
+
+    stored = record_form.tokens_stored(odd)
+
+    assert stored == {key: v for key, v in odd.items() if key not in ("window", "reserve")}
+    assert record_form.tokens_shown(stored, OLD_BUDGET) == odd
+
+
 def test_rows_in_the_old_form_are_shown_as_they_are():
     assert record_form.plan_shown(OLD_PLAN) == OLD_PLAN
     assert record_form.budget_shown(OLD_BUDGET, VERSION) == OLD_BUDGET
@@ -83,6 +116,7 @@ def test_a_stored_record_is_short_and_its_replay_verifies(acme):
     assert "dropped" not in record.plan
     assert "memo_lag" not in record.plan
     assert "window" not in record.tokens
+    assert "total" not in record.tokens
     assert record.tokens_shown() == r.data["tokens"]
     assert record.budget_shown()["policy"] == asdict(thread_profile(thread).policy)
     assert record.plan_shown()["dropped"] == []
@@ -177,3 +211,82 @@ def test_public_ids_have_one_index_each_on_postgresql():
             "AND indexdef LIKE '%(public_id)%'"
         )
         assert cursor.fetchone()[0] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_names_existing_items_by_key_and_they_show_the_same():
+    executor = MigrationExecutor(connection)
+    before = [("compaction", "0008_public_ids_without_pattern_index")]
+    executor.migrate(before)
+    apps = executor.loader.project_state(before).apps
+    record_id, kept_id, shown = _records_with_public_id_items(apps)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    record = AssemblyRecord.objects.get(pk=record_id)
+    kinds = [item["kind"] for item in record.items]
+    assert kinds == ["system", "summary", "messages", "messages", "message"]
+    assert "id" not in record.items[1]
+    assert "first_id" not in record.items[2]
+    assert assembly_items(record) == shown
+    # A record that keeps its rendered input keeps its items whole.
+    assert AssemblyRecord.objects.get(pk=kept_id).items == shown
+
+
+def _records_with_public_id_items(apps) -> tuple[int, int, list[dict]]:
+    """A record as written before 0009 (a range by public ids, a whole memo item, a plain
+    current message) and one that keeps its rendered input, through the historical models."""
+    Tenant = apps.get_model("convmem", "Tenant")
+    Thread = apps.get_model("threads", "Thread")
+    Message = apps.get_model("threads", "Message")
+    AssemblyRecord = apps.get_model("compaction", "AssemblyRecord")
+    Summary = apps.get_model("compaction", "Summary")
+    tenant = Tenant.objects.create(name="old")
+    thread = Thread.objects.create(tenant=tenant, user_ref="u")
+    parent = Message.objects.create(thread=thread, role="root", public_id="msg_root")
+    path = []
+    for n in range(1, 7):
+        role = "user" if n % 2 else "assistant"
+        parent = Message.objects.create(
+            thread=thread, role=role, parent=parent, depth=n, token_count=n, public_id=f"msg_{n}"
+        )
+        path.append(parent)
+    memo = Summary.objects.create(
+        thread=thread, first=path[0], last=path[1], segment_first=path[0], status="ready"
+    )
+    system = {"kind": "system", "hash": "ab" * 32, "tokens": 5}
+    memo_item = {
+        "kind": "summary",
+        "id": memo.public_id,
+        "first_id": "msg_1",
+        "last_id": "msg_2",
+        "tokens": 40,
+        "header": 2,
+    }
+    shown = [
+        system,
+        memo_item,
+        *[
+            {"kind": "message", "id": m.public_id, "role": m.role, "tokens": m.token_count}
+            for m in path[2:5]
+        ],
+        {"kind": "message", "id": "msg_6", "role": "assistant", "tokens": 6, "elided": True},
+    ]
+    old_items = [
+        system,
+        memo_item,
+        {"kind": "messages", "first_id": "msg_3", "last_id": "msg_4", "count": 2},
+        shown[4],
+        shown[5],
+    ]
+    fields = {
+        "tenant": tenant,
+        "thread": thread,
+        "leaf": path[-1],
+        "assembler_version": VERSION,
+        "rendered_hash": "0" * 64,
+    }
+    record = AssemblyRecord.objects.create(items=old_items, **fields)
+    kept = AssemblyRecord.objects.create(items=shown, rendered_pieces=["cd" * 32], **fields)
+    return record.pk, kept.pk, shown

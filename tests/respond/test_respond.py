@@ -218,7 +218,7 @@ def test_a_model_failing_mid_answer_leaves_an_interrupted_turn(acme, chat, strea
     assert partial.usage["estimated"] is True
     assert partial.usage["completion_tokens"] > 0
     assembly = AssemblyRecord.objects.get(public_id=partial.assembly_public_id)
-    assert partial.usage["prompt_tokens"] == assembly.tokens["total"]
+    assert partial.usage["prompt_tokens"] == assembly.tokens_shown()["total"]
 
     chat.configure(stream_fail_after=0)
     completed = respond(acme, thread, "k1").data["assistant_message"]
