@@ -73,7 +73,7 @@ _LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
 MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
 MAX_WORDS = 40
-WINDOW_BEFORE, WINDOW_AFTER = 6, 3
+WINDOW_BEFORE, WINDOW_AFTER = 10, 3
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
@@ -87,6 +87,51 @@ REPEATS = 2
 GRAM = 4
 # Words before a value that, ending two statements alike, make them statements of one thing.
 SAME_LABEL_WORDS = 7
+# English verbs and connectives that join a label to its value; dropped from the end of a label
+# (``_label_before``), so the frame "<label> is <value>" and "<label> has changed to <value>"
+# compare alike. Grammar words, not a domain's.
+_LINKING_WORDS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "now",
+        "actually",
+        "really",
+        "still",
+        "instead",
+        "rather",
+        "then",
+        "has",
+        "have",
+        "had",
+        "changed",
+        "change",
+        "changes",
+        "updated",
+        "update",
+        "moved",
+        "become",
+        "becomes",
+        "became",
+        "will",
+        "would",
+        "should",
+        "to",
+        "=",
+        "-",
+        ":",
+        "it's",
+        "it",
+        "that",
+        "which",
+    ]
+)
 _ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2}
 
 
@@ -131,11 +176,13 @@ class EmbeddedBackend:
         docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
         written."""
         memo = Memo(parse_memo(previous_memo or ""))
-        by_message = [list(statements(m.role, _MARKER.sub(" ", m.content))) for m in messages]
-        repeated = _repeated_skeletons(memo.lines, by_message)
-        memo.forget(repeated)
+        by_message = [cued_statements(m.role, _MARKER.sub(" ", m.content)) for m in messages]
+        counts = _repeat_counts(memo.lines, by_message)
+        repeated = {key for key, count in counts.items() if count >= REPEATS}
+        often = {key for key, count in counts.items() if count > REPEATS}
+        memo.forget(repeated, often)
         for found in by_message:
-            for statement in worth_keeping(found, repeated):
+            for statement in worth_keeping(found, repeated, often):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
@@ -149,6 +196,44 @@ class EmbeddedBackend:
             prompt_tokens=read,
             completion_tokens=count_tokens(text),
         )
+
+    def drop_superseded(self, *, memo: str, later: Sequence[MemoSource]) -> str:
+        """``memo`` without the lines that ``later`` messages (after its range) correct: each
+        statement of theirs that would replace or cut a line when folded does so here, but is
+        not added (see ``compaction.backends.base.ReadsAhead``). The memo unchanged when none
+        does."""
+        folded = Memo(parse_memo(memo))
+        before = [line.render() for line in folded.lines]
+        for message in later:
+            for statement in cued_statements(message.role, _MARKER.sub(" ", message.content)):
+                folded.supersede(statement)
+        if [line.render() for line in folded.lines] == before:
+            return memo
+        return fit_memo(folded.lines, count_tokens(memo) + len(folded.lines) + 1)
+
+
+# Words that announce a correction in a sentence of their own ("Sorry, I gave you the wrong one
+# earlier.", "The date moved:"); "now" and "new" alone are too common to announce one.
+ANNOUNCED_CORRECTION = re.compile(
+    r"\b(?:actually|correction|wrong|mistake|typo|scratch that|changed? my mind|moved|instead|"
+    r"updated?|changed)\b",
+    re.IGNORECASE,
+)
+
+
+def cued_statements(role: str, text: str) -> list[Statement]:
+    """The statements of a message; a statement right after one that announces a correction
+    without giving a value ("Sorry, I gave you the wrong one earlier.", "The date moved:")
+    carries that announcement with it (in ``said``), so it is read as the correction."""
+    found = list(statements(role, text))
+    for index in range(1, len(found)):
+        cue = found[index - 1]
+        if ANNOUNCED_CORRECTION.search(cue.text) and not cue.anchors and not cue.asks:
+            statement = found[index]
+            found[index] = Statement(
+                statement.role, statement.text, statement.anchors, f"{cue.text} {statement.whole}"
+            )
+    return found
 
 
 def parse_memo(text: str) -> list[Line]:
@@ -172,16 +257,16 @@ def _anchors_of(text: str) -> list[str]:
     return [anchor for statement in statements("memo", text) for anchor in statement.anchors]
 
 
-def _repeated_skeletons(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> set[str]:
-    """What the memo and the segment say over and over, as skeletons and as word 4-grams:
-    lines of one template (log lines, JSON fields of every tool reply) and small talk. A value
-    worth keeping is said in its own words."""
+def _repeat_counts(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> dict[str, int]:
+    """How often the memo and the segment say each skeleton and word 4-gram: what is said over
+    and over (``REPEATS`` times) is a template (log lines, JSON fields of every tool reply) or
+    small talk. A value worth keeping is said in its own words."""
     texts = [line.text for line in lines] + [s.text for found in by_message for s in found]
     counts: dict[str, int] = {}
     for text in texts:
         for key in {skeleton(text), *_grams(text)}:
             counts[key] = counts.get(key, 0) + 1
-    return {key for key, count in counts.items() if count >= REPEATS}
+    return counts
 
 
 def _grams(text: str) -> set[str]:
@@ -202,7 +287,9 @@ def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
     return bool(grams) and 2 * len(grams & repeated) >= len(grams)
 
 
-def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]:
+def worth_keeping(
+    found: list[Statement], repeated: set[str], often: set[str] | None = None
+) -> list[Statement]:
     """The statements of one message a memo may keep (trimmed), at most
     ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
     when it carries a value (a question only a strong one), or, from the user, states a
@@ -211,7 +298,9 @@ def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]
     for statement in found:
         if statement.text.startswith("[called "):  # an agent's call weighs like a tool's output
             statement = Statement("tool", statement.text, statement.anchors, statement.said)
-        if _said_over_and_over(statement, repeated):
+        if _said_over_and_over(
+            statement, _repeats_for(statement, repeated, often)
+        ) and not _request_after_lead_in(statement, repeated):
             continue
         strongest = max((strength(anchor) for anchor in statement.anchors), default=0)
         if statement.asks and strongest < STRONG:
@@ -227,6 +316,24 @@ def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]
         ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
         kept = [kept[i] for i in sorted(ranked)]
     return kept
+
+
+def _repeats_for(item: Statement | Line, repeated: set[str], often: set[str] | None) -> set[str]:
+    """What counts as said over and over for ``item``: a user's statement without values (a
+    preference, a decision) must be said more often than twice before it is taken for small
+    talk, as restating a wish once ("email only, please, as I said") is what people do."""
+    if often is not None and item.role == "user" and not item.anchors:
+        return often
+    return repeated
+
+
+def _request_after_lead_in(statement: Statement, repeated: set[str]) -> bool:
+    """A preference or decision of the user's after a lead-in said before many requests ("one
+    more thing about how I like things: …"): the lead-in is repeated, the request is not."""
+    if statement.role != "user" or not statement.prefers or statement.text.startswith("[called "):
+        return False
+    trimmed = _trimmed(statement)
+    return trimmed.text != statement.text and not _said_over_and_over(trimmed, repeated)
 
 
 def _weight(item: Statement | Line) -> int:
@@ -248,7 +355,7 @@ def _trimmed(statement: Statement) -> Statement:
         text = rest if colon and len(rest.split()) >= 3 else statement.text
     if not (statement.role == "user" and statement.prefers):
         text = _windows(text, statement.anchors)
-    return Statement(statement.role, text, statement.anchors, statement.text)
+    return Statement(statement.role, text, statement.anchors, statement.whole)
 
 
 def _clauses_with(text: str, values: Sequence[str], *, user: bool) -> str:
@@ -314,7 +421,12 @@ class Memo:
             else:
                 self._close_by_name(statement)
             return
-        if keys and (statement.corrects or self._restates_label(line)) and self._correct(line):
+        said = statement.whole
+        if (
+            keys
+            and (statement.corrects or self._restates_label(line, said))
+            and self._correct(line, said, cued=statement.corrects)
+        ):
             self.lines.append(line)
             return
         if keys:
@@ -341,9 +453,21 @@ class Memo:
             return
         self.lines.append(line)
 
-    def forget(self, repeated: set[str]) -> None:
+    def supersede(self, statement: Statement) -> None:
+        """Apply what ``statement`` corrects (as ``fold`` would) without keeping it."""
+        if statement.asks or not statement.anchors:
+            return
+        line = Line(statement.role, statement.text, statement.anchors)
+        if statement.corrects or self._restates_label(line, statement.whole):
+            self._correct(line, statement.whole, cued=statement.corrects)
+
+    def forget(self, repeated: set[str], often: set[str] | None = None) -> None:
         """Let go of lines whose skeleton turned out to be a template or small talk."""
-        self.lines = [line for line in self.lines if not _said_over_and_over(line, repeated)]
+        self.lines = [
+            line
+            for line in self.lines
+            if not _said_over_and_over(line, _repeats_for(line, repeated, often))
+        ]
 
     def _close(self, keys: frozenset[str]) -> None:
         identifiers = {key for key in keys if _identifier_like(key)} - self._shared_keys()
@@ -380,30 +504,40 @@ class Memo:
         limit = max(2, SHARED_ANCHOR_SHARE * len(self.lines))
         return {key for key, count in counts.items() if count > limit}
 
-    def _correct(self, line: Line) -> bool:
+    def _correct(self, line: Line, said: str = "", *, cued: bool = True) -> bool:
         """Let the earlier line that says the same thing go, or cut its stale values out. The
         line chosen shares a content word with the new one and either holds a value of the
-        same shape as a new value or gives its value after the same label; among several, the
-        one sharing the most, the newest on a tie. True if one was found."""
+        same shape as a new value or gives its value after the same label (both, when the
+        new statement has no correction word: ``cued``); among several, the one sharing the
+        most, the newest on a tie. ``said``: the whole sentence the new line was cut from (its
+        label). True if one was found."""
         known = self._all_keys()
         new_values = [a for a in line.anchors if a.casefold() not in known]
         if not new_values:
             return False
         new_shapes = {shape(value) for value in new_values}
         topics = topic_words(line.text, line.anchors)
-        label = _label_before(line.text, new_values[0])
+        label = _label_of(said or line.text, line.anchors, new_values[0])
         best: tuple[float, Line, list[str]] | None = None
         for position, old in enumerate(self.lines):
             shared = len(topics & topic_words(old.text, old.anchors))
             if not shared:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
-            labelled = [a for a in fresh if _same_label(label, _label_before(old.text, a))]
-            shaped = [a for a in fresh if shape(a) in new_shapes]
-            stale = labelled or shaped
+            labelled = [a for a in fresh if _same_label(label, _label_of(old.text, old.anchors, a))]
+            shaped = [
+                a
+                for a in fresh
+                if shape(a) in new_shapes
+                and (len(shape(a)) >= 3 or _label_match(label, _label_of(old.text, old.anchors, a)))
+            ]
+            related = [
+                a for a in fresh if _related_label(label, _label_of(old.text, old.anchors, a))
+            ]
+            stale = (labelled or shaped or related) if cued else labelled
             if not stale:
                 continue
-            match = max(_label_match(label, _label_before(old.text, a)) for a in stale)
+            match = max(_label_match(label, _label_of(old.text, old.anchors, a)) for a in stale)
             score = shared + match + position / len(self.lines)
             if best is None or score > best[0]:
                 best = (score, old, _stale_run(old, stale))
@@ -411,23 +545,23 @@ class Memo:
             return False
         _, old, stale = best
         kept = [a for a in old.anchors if a not in stale]
-        if not kept or all(a.casefold() in line.keys for a in kept):
+        if not kept or all(a.casefold() in line.keys or strength(a) <= WEAK for a in kept):
             self.lines.remove(old)
         else:
             old.text = _cut(old.text, stale)
             old.anchors = tuple(kept)
         return True
 
-    def _restates_label(self, line: Line) -> bool:
+    def _restates_label(self, line: Line, said: str = "") -> bool:
         """Whether an earlier line gives a value after the same words (the same label: "the
         pull request number for the Django upgrade is"): a new value for the same thing, even
         without "actually" or "changed"."""
         new = [a for a in line.anchors if a.casefold() not in self._all_keys()]
         if not new:
             return False
-        label = _label_before(line.text, new[0])
+        label = _label_of(said or line.text, line.anchors, new[0])
         return any(
-            _same_label(label, _label_before(old.text, value))
+            _same_label(label, _label_of(old.text, old.anchors, value))
             for old in self.lines
             for value in old.anchors
         )
@@ -436,12 +570,41 @@ class Memo:
         return set().union(*(line.keys for line in self.lines)) if self.lines else set()
 
 
+def _label_of(text: str, anchors: Sequence[str], value: str) -> list[str]:
+    """The label of ``value`` in ``text``: the words before the run of values it is written
+    in ("SN PQQT-J85V", "GBP 274.54", "José Álvarez Núñez" read from their first value)."""
+    lowered = text.casefold()
+    at = lowered.find(value.casefold())
+    if at < 0:
+        return []
+    start = value
+    moved = True
+    while moved:
+        moved = False
+        for anchor in anchors:
+            end = lowered.find(anchor.casefold())
+            if end < 0 or end >= at:
+                continue
+            gap = text[end + len(anchor) : at]
+            if len(gap) <= 2 and not gap.strip(" ,"):
+                at, start, moved = end, anchor, True
+                break
+    return _label_before(text, start)
+
+
 def _label_before(text: str, value: str) -> list[str]:
-    """The words before ``value`` in ``text`` (lower case, edge punctuation stripped)."""
+    """The words before ``value`` in ``text`` (lower case, edge punctuation stripped), without
+    the verb and connectives that join a label to its value ("is", "is now", "has changed
+    to", "="): "the address is actually X" and "the address has changed to Y" give their
+    values after one label."""
     at = text.casefold().find(value.casefold())
     if at < 0:
         return []
-    return [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
+    words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
+    words = [word for word in words if word]
+    while words and words[-1] in _LINKING_WORDS:
+        words.pop()
+    return words
 
 
 def _label_match(one: list[str], other: list[str]) -> int:
@@ -452,6 +615,17 @@ def _label_match(one: list[str], other: list[str]) -> int:
             break
         matched += 1
     return matched
+
+
+def _related_label(one: list[str], other: list[str]) -> bool:
+    """Whether two labels name one slot of one matter in other words: they end alike for three
+    words or more (the matter: "for the router return") and, before that, share a word of four
+    letters or more ("the agent handling it" and "the name of the support agent")."""
+    matched = _label_match(one, other)
+    if matched < 3:
+        return False
+    rest = {word for word in one[: len(one) - matched] if len(word) >= 4 and word.isalpha()}
+    return bool(rest & set(other[: len(other) - matched]))
 
 
 def _same_label(one: list[str], other: list[str]) -> bool:
