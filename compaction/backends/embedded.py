@@ -260,13 +260,20 @@ def _anchors_of(text: str) -> list[str]:
 def _repeat_counts(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> dict[str, int]:
     """How often the memo and the segment say each skeleton and word 4-gram: what is said over
     and over (``REPEATS`` times) is a template (log lines, JSON fields of every tool reply) or
-    small talk. A value worth keeping is said in its own words."""
-    texts = [line.text for line in lines] + [s.text for found in by_message for s in found]
+    small talk. A value worth keeping is said in its own words. Values are counted too (keyed
+    by ``_value_key``): a value said once is not small talk, whatever words frame it."""
+    items = [*lines, *(s for found in by_message for s in found)]
     counts: dict[str, int] = {}
-    for text in texts:
-        for key in {skeleton(text), *_grams(text)}:
+    for item in items:
+        keys = {skeleton(item.text), *_grams(item.text)}
+        keys |= {_value_key(anchor) for anchor in item.anchors}
+        for key in keys:
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def _value_key(anchor: str) -> str:
+    return "\x00" + anchor.casefold()
 
 
 def _grams(text: str) -> set[str]:
@@ -281,6 +288,8 @@ def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
         return skeleton(item.text) in repeated
     if _weight(item) > MEDIUM:
         return False
+    if any(_value_key(anchor) not in repeated for anchor in item.anchors):
+        return False  # it says a value nothing else here says: not small talk
     grams = _grams(item.text)
     if skeleton(item.text) in repeated:
         return True
