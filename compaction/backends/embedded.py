@@ -73,7 +73,11 @@ _LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
 MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
 MAX_WORDS = 40
+# (A full memo cuts its lines to ``TIGHT_BEFORE`` words before each value before it lets any go:
+# the label words that tell two slots of one matter apart are worth room only while there is
+# room.)
 WINDOW_BEFORE, WINDOW_AFTER = 10, 3
+TIGHT_BEFORE = 5
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
@@ -390,8 +394,8 @@ def _clauses_with(text: str, values: Sequence[str], *, user: bool) -> str:
     return "".join(out).strip()
 
 
-def _windows(text: str, values: Sequence[str]) -> str:
-    """``text`` cut to the words around its values: ``WINDOW_BEFORE`` words before each,
+def _windows(text: str, values: Sequence[str], before: int = WINDOW_BEFORE) -> str:
+    """``text`` cut to the words around its values: ``before`` words before each,
     ``WINDOW_AFTER`` after (a label and a unit stay; a long lead-in goes)."""
     words = text.split()
     if not values:
@@ -400,14 +404,14 @@ def _windows(text: str, values: Sequence[str]) -> str:
     keep: set[int] = set()
     for index, word in enumerate(words):
         if any(key in word.casefold() for key in keys):
-            keep.update(range(max(0, index - WINDOW_BEFORE), index + WINDOW_AFTER + 1))
+            keep.update(range(max(0, index - before), index + WINDOW_AFTER + 1))
     if not keep:
         keep = set(range(MAX_WORDS))
     pieces: list[str] = []
     previous = -2
     for index in sorted(i for i in keep if i < len(words)):
-        if index != previous + 1 and pieces:
-            pieces.append("…")
+        if index != previous + 1 and (pieces or index > 0):
+            pieces.append("…")  # a gap, or a start cut off (the label may be incomplete)
         pieces.append(words[index])
         previous = index
     return " ".join(pieces)
@@ -613,14 +617,20 @@ def _label_before(text: str, value: str) -> list[str]:
     words = [word for word in words if word]
     while words and words[-1] in _LINKING_WORDS:
         words.pop()
+    if text.startswith("…"):
+        words.insert(0, CUT_OFF)  # the label's start was cut: it is not all of it
     return words
+
+
+# The first word of the label of a line whose start was cut: it matches no word.
+CUT_OFF = "\x00…"
 
 
 def _label_match(one: list[str], other: list[str]) -> int:
     """How many words two labels end with alike."""
     matched = 0
     for a, b in zip(reversed(one), reversed(other), strict=False):
-        if a != b:
+        if a != b or a == CUT_OFF:
             break
         matched += 1
     return matched
@@ -677,6 +687,14 @@ def _cut(text: str, values: Sequence[str]) -> str:
     return text
 
 
+def _tightened(line: Line) -> Line:
+    """``line`` cut to ``TIGHT_BEFORE`` words before each value (a user's wish without values
+    stays whole)."""
+    if not line.anchors:
+        return line
+    return Line(line.role, _windows(line.text, line.anchors, TIGHT_BEFORE), line.anchors)
+
+
 def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
     """The memo text within ``max_tokens``: the least needed lines are let go first (see the
     module docstring); "" when not even the header and one line fit."""
@@ -684,6 +702,9 @@ def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
         return ""
     costs = [count_tokens(line.render()) + 1 for line in lines]
     budget = max_tokens - count_tokens(HEADER) - 1
+    if sum(costs) > budget:
+        lines = [_tightened(line) for line in lines]
+        costs = [count_tokens(line.render()) + 1 for line in lines]
     order = sorted(range(len(lines)), key=lambda i: _need(lines[i], i, len(lines)), reverse=True)
     kept: set[int] = set()
     used = 0
