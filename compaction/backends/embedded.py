@@ -538,12 +538,9 @@ class Memo:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
             labelled = [a for a in fresh if _same_label(label, _label_of(old.text, old.anchors, a))]
-            shaped = [
-                a
-                for a in fresh
-                if shape(a) in new_shapes
-                and (len(shape(a)) >= 3 or _label_match(label, _label_of(old.text, old.anchors, a)))
-            ]
+            shaped = [a for a in fresh if shape(a) in new_shapes]
+            if not _telling_shapes(shaped, label, old):
+                shaped = []
             related = [
                 a for a in fresh if _related_label(label, _label_of(old.text, old.anchors, a))
             ]
@@ -622,6 +619,10 @@ def _label_before(text: str, value: str) -> list[str]:
     return words
 
 
+# Words that open a noun phrase: two labels alike from one of these on name one thing.
+_DETERMINERS = frozenset(
+    """the a an my our your his her their its this that these those which what""".split()  # noqa: SIM905
+)
 # The first word of the label of a line whose start was cut: it matches no word.
 CUT_OFF = "\x00…"
 
@@ -634,6 +635,16 @@ def _label_match(one: list[str], other: list[str]) -> int:
             break
         matched += 1
     return matched
+
+
+def _telling_shapes(shaped: list[str], label: list[str], old: Line) -> bool:
+    """Whether values of the new line's shapes tell that ``old`` holds the stale value: a shape
+    of three classes or more ("a-9", "9/9/9"), two shapes or more in common (an address: "9",
+    "a9", "9a"), or a label ending alike. A lone word or number alone tells nothing."""
+    shapes = {shape(value) for value in shaped}
+    if len(shapes) >= 2 or any(len(one) >= 3 for one in shapes):
+        return True
+    return any(_label_match(label, _label_of(old.text, old.anchors, a)) for a in shaped)
 
 
 def _related_label(one: list[str], other: list[str]) -> bool:
@@ -649,10 +660,14 @@ def _related_label(one: list[str], other: list[str]) -> bool:
 
 def _same_label(one: list[str], other: list[str]) -> bool:
     """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
-    shorter one (at least four words)."""
+    shorter one (at least four words). Not when they part inside a noun phrase: "the lumber
+    supplier's invoice …" and "the concrete supplier's invoice …" name two things (what they
+    share does not start with a determiner)."""
     matched = _label_match(one, other)
     shorter = min(len(one), len(other))
-    return matched >= SAME_LABEL_WORDS or (matched == shorter and shorter >= 4)
+    if matched == shorter and shorter >= 4:
+        return True
+    return matched >= SAME_LABEL_WORDS and one[len(one) - matched] in _DETERMINERS
 
 
 def _stale_run(line: Line, stale: list[str]) -> list[str]:
@@ -682,8 +697,10 @@ def _identifier_like(key: str) -> bool:
 
 
 def _cut(text: str, values: Sequence[str]) -> str:
+    """``text`` with ``values`` replaced by "…" where they stand as words of their own (a "1"
+    inside "Q-1181" stays)."""
     for value in values:
-        text = re.sub(re.escape(value), "…", text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "…", text, flags=re.IGNORECASE)
     return text
 
 
