@@ -25,6 +25,10 @@ previous memo's lines plus the next segment's statements, folded in order:
   before new, assistant and tool lines before the user's, lines with few values before lines
   with many.
 
+When the memo is written, the messages of the active path after its range may be handed to
+``drop_superseded`` (``compaction.backends.base.ReadsAhead``): what they correct is let go by the
+same rules, and nothing of theirs is added.
+
 A previous memo in another form (a remote model's prose) is read like message text, so its facts
 are not lost. What each memo kept and let go is measured by the stored scores
 (``compaction.evals``) and shown on the memo page.
