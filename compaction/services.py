@@ -30,7 +30,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -42,6 +42,7 @@ from django.utils import timezone
 from auditlog.events import Actor, audit_event_record
 from compaction import selectors
 from compaction.backends import BackendError, MemoDraft, SummarizerBackend, get_backend
+from compaction.backends.base import ReadsAhead
 from compaction.curator import Turn, next_segment
 from compaction.evals import (
     score_memo,
@@ -68,6 +69,8 @@ SCORE_TASK = "compaction.summary_score"
 CARRIED_SCORER = "carried/1"
 MEMO_WRITER = Actor.system("memo-writer")
 LIVE = (Summary.Status.PENDING, Summary.Status.READY)
+# Messages after a memo's range its writer may read for corrections (``_later_rows``).
+MAX_READ_AHEAD = 400
 _BATCH = 1000  # ids per IN (...) query: well under SQLite's variable limit
 
 
@@ -181,6 +184,25 @@ def _segment(summary: Summary) -> list[selectors.RangeRow]:
     return rows
 
 
+def _later_rows(summary: Summary) -> list[selectors.RangeRow]:
+    """The messages of the thread's active path written after the range, root → leaf, erased
+    ones left out; none when the active leaf is not below the range (the conversation went on
+    on another branch) or more than ``MAX_READ_AHEAD`` messages below it (a chain being
+    rebuilt: the newest memo of the chain reads ahead)."""
+    leaf = Thread.objects.filter(pk=summary.thread_id).values_list("active_leaf_id", flat=True)
+    leaf_id = leaf.first()
+    if leaf_id is None or leaf_id == summary.last_id:
+        return []
+    leaf_depth = Message.objects.filter(pk=leaf_id).values_list("depth", flat=True).first()
+    after = (leaf_depth or 0) - summary.last.depth
+    if not 1 <= after <= MAX_READ_AHEAD:
+        return []
+    rows = selectors.range_rows(thread=summary.thread, last_id=leaf_id, count=after)
+    if not rows or rows[0].parent_id != summary.last_id:
+        return []  # the leaf is on another branch than the range
+    return [row for row in rows if row.erased_at is None]
+
+
 def _sources(summary: Summary) -> _Sources:
     rows = _segment(summary)
     base = summary.base
@@ -289,6 +311,14 @@ def _draft(
     draft = backend.summarize(
         previous_memo=sources.previous_memo, messages=given, max_tokens=text_budget
     )
+    if isinstance(backend, ReadsAhead):
+        later = memo_sources(
+            _later_rows(summary),
+            elide_over=profile.tool_result_elide_tokens,
+            encoding=profile.encoding,
+        )
+        if later:
+            draft = replace(draft, text=backend.drop_superseded(memo=draft.text, later=later))
     text = _fit_lines(draft.text, text_budget, profile.encoding)
     if not text:
         raise _NotWritable(f"the {draft.backend} summarizer wrote an empty memo")

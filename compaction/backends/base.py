@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 # What a backend's prompt may add around the memo and the messages, in our tokenizer: fixed
 # instructions (system prompt, headers) and framing per message. The writer counts on these
@@ -84,3 +84,18 @@ class SummarizerBackend(Protocol):
         support. Raises `BackendError` on failure.
         """
         ...
+
+
+@runtime_checkable
+class ReadsAhead(Protocol):
+    """A backend that can also let go of what messages *after* the range correct.
+
+    A memo stands for its range, yet it is shown beside the newer turns for many turns: a line
+    that a newer message already corrects ("the address is now …") would put the stale value
+    next to the newest one. The writer hands such a backend the messages of the active path
+    written after the range (read when the memo is written) and keeps what it returns: the
+    memo with the lines those messages correct let go. It only removes; no word of a later
+    message enters the memo (the memo that covers that message folds it in).
+    """
+
+    def drop_superseded(self, *, memo: str, later: Sequence[MemoSource]) -> str: ...

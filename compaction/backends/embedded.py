@@ -25,6 +25,10 @@ previous memo's lines plus the next segment's statements, folded in order:
   before new, assistant and tool lines before the user's, lines with few values before lines
   with many.
 
+When the memo is written, the messages of the active path after its range may be handed to
+``drop_superseded`` (``compaction.backends.base.ReadsAhead``): what they correct is let go by the
+same rules, and nothing of theirs is added.
+
 A previous memo in another form (a remote model's prose) is read like message text, so its facts
 are not lost. What each memo kept and let go is measured by the stored scores
 (``compaction.evals``) and shown on the memo page.
@@ -73,7 +77,11 @@ _LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
 MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
 MAX_WORDS = 40
-WINDOW_BEFORE, WINDOW_AFTER = 6, 3
+# (A full memo cuts its lines to ``TIGHT_BEFORE`` words before each value before it lets any go:
+# the label words that tell two slots of one matter apart are worth room only while there is
+# room.)
+WINDOW_BEFORE, WINDOW_AFTER = 10, 3
+TIGHT_BEFORE = 5
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
@@ -87,6 +95,51 @@ REPEATS = 2
 GRAM = 4
 # Words before a value that, ending two statements alike, make them statements of one thing.
 SAME_LABEL_WORDS = 7
+# English verbs and connectives that join a label to its value; dropped from the end of a label
+# (``_label_before``), so the frame "<label> is <value>" and "<label> has changed to <value>"
+# compare alike. Grammar words, not a domain's.
+_LINKING_WORDS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "now",
+        "actually",
+        "really",
+        "still",
+        "instead",
+        "rather",
+        "then",
+        "has",
+        "have",
+        "had",
+        "changed",
+        "change",
+        "changes",
+        "updated",
+        "update",
+        "moved",
+        "become",
+        "becomes",
+        "became",
+        "will",
+        "would",
+        "should",
+        "to",
+        "=",
+        "-",
+        ":",
+        "it's",
+        "it",
+        "that",
+        "which",
+    ]
+)
 _ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2}
 
 
@@ -131,11 +184,13 @@ class EmbeddedBackend:
         docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
         written."""
         memo = Memo(parse_memo(previous_memo or ""))
-        by_message = [list(statements(m.role, _MARKER.sub(" ", m.content))) for m in messages]
-        repeated = _repeated_skeletons(memo.lines, by_message)
-        memo.forget(repeated)
+        by_message = [cued_statements(m.role, _MARKER.sub(" ", m.content)) for m in messages]
+        counts = _repeat_counts(memo.lines, by_message)
+        repeated = {key for key, count in counts.items() if count >= REPEATS}
+        often = {key for key, count in counts.items() if count > REPEATS}
+        memo.forget(repeated, often)
         for found in by_message:
-            for statement in worth_keeping(found, repeated):
+            for statement in worth_keeping(found, repeated, often):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
@@ -149,6 +204,44 @@ class EmbeddedBackend:
             prompt_tokens=read,
             completion_tokens=count_tokens(text),
         )
+
+    def drop_superseded(self, *, memo: str, later: Sequence[MemoSource]) -> str:
+        """``memo`` without the lines that ``later`` messages (after its range) correct: each
+        statement of theirs that would replace or cut a line when folded does so here, but is
+        not added (see ``compaction.backends.base.ReadsAhead``). The memo unchanged when none
+        does."""
+        folded = Memo(parse_memo(memo))
+        before = [line.render() for line in folded.lines]
+        for message in later:
+            for statement in cued_statements(message.role, _MARKER.sub(" ", message.content)):
+                folded.supersede(statement)
+        if [line.render() for line in folded.lines] == before:
+            return memo
+        return fit_memo(folded.lines, count_tokens(memo) + len(folded.lines) + 1)
+
+
+# Words that announce a correction in a sentence of their own ("Sorry, I gave you the wrong one
+# earlier.", "The date moved:"); "now" and "new" alone are too common to announce one.
+ANNOUNCED_CORRECTION = re.compile(
+    r"\b(?:actually|correction|wrong|mistake|typo|scratch that|changed? my mind|moved|instead|"
+    r"updated?|changed)\b",
+    re.IGNORECASE,
+)
+
+
+def cued_statements(role: str, text: str) -> list[Statement]:
+    """The statements of a message; a statement right after one that announces a correction
+    without giving a value ("Sorry, I gave you the wrong one earlier.", "The date moved:")
+    carries that announcement with it (in ``said``), so it is read as the correction."""
+    found = list(statements(role, text))
+    for index in range(1, len(found)):
+        cue = found[index - 1]
+        if ANNOUNCED_CORRECTION.search(cue.text) and not cue.anchors and not cue.asks:
+            statement = found[index]
+            found[index] = Statement(
+                statement.role, statement.text, statement.anchors, f"{cue.text} {statement.whole}"
+            )
+    return found
 
 
 def parse_memo(text: str) -> list[Line]:
@@ -172,16 +265,23 @@ def _anchors_of(text: str) -> list[str]:
     return [anchor for statement in statements("memo", text) for anchor in statement.anchors]
 
 
-def _repeated_skeletons(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> set[str]:
-    """What the memo and the segment say over and over, as skeletons and as word 4-grams:
-    lines of one template (log lines, JSON fields of every tool reply) and small talk. A value
-    worth keeping is said in its own words."""
-    texts = [line.text for line in lines] + [s.text for found in by_message for s in found]
+def _repeat_counts(lines: Sequence[Line], by_message: Sequence[list[Statement]]) -> dict[str, int]:
+    """How often the memo and the segment say each skeleton and word 4-gram: what is said over
+    and over (``REPEATS`` times) is a template (log lines, JSON fields of every tool reply) or
+    small talk. A value worth keeping is said in its own words. Values are counted too (keyed
+    by ``_value_key``): a value said once is not small talk, whatever words frame it."""
+    items = [*lines, *(s for found in by_message for s in found)]
     counts: dict[str, int] = {}
-    for text in texts:
-        for key in {skeleton(text), *_grams(text)}:
+    for item in items:
+        keys = {skeleton(item.text), *_grams(item.text)}
+        keys |= {_value_key(anchor) for anchor in item.anchors}
+        for key in keys:
             counts[key] = counts.get(key, 0) + 1
-    return {key for key, count in counts.items() if count >= REPEATS}
+    return counts
+
+
+def _value_key(anchor: str) -> str:
+    return "\x00" + anchor.casefold()
 
 
 def _grams(text: str) -> set[str]:
@@ -196,13 +296,17 @@ def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
         return skeleton(item.text) in repeated
     if _weight(item) > MEDIUM:
         return False
+    if any(_value_key(anchor) not in repeated for anchor in item.anchors):
+        return False  # it says a value nothing else here says: not small talk
     grams = _grams(item.text)
     if skeleton(item.text) in repeated:
         return True
     return bool(grams) and 2 * len(grams & repeated) >= len(grams)
 
 
-def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]:
+def worth_keeping(
+    found: list[Statement], repeated: set[str], often: set[str] | None = None
+) -> list[Statement]:
     """The statements of one message a memo may keep (trimmed), at most
     ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
     when it carries a value (a question only a strong one), or, from the user, states a
@@ -211,7 +315,9 @@ def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]
     for statement in found:
         if statement.text.startswith("[called "):  # an agent's call weighs like a tool's output
             statement = Statement("tool", statement.text, statement.anchors, statement.said)
-        if _said_over_and_over(statement, repeated):
+        if _said_over_and_over(
+            statement, _repeats_for(statement, repeated, often)
+        ) and not _request_after_lead_in(statement, repeated):
             continue
         strongest = max((strength(anchor) for anchor in statement.anchors), default=0)
         if statement.asks and strongest < STRONG:
@@ -227,6 +333,24 @@ def worth_keeping(found: list[Statement], repeated: set[str]) -> list[Statement]
         ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
         kept = [kept[i] for i in sorted(ranked)]
     return kept
+
+
+def _repeats_for(item: Statement | Line, repeated: set[str], often: set[str] | None) -> set[str]:
+    """What counts as said over and over for ``item``: a user's statement without values (a
+    preference, a decision) must be said more often than twice before it is taken for small
+    talk, as restating a wish once ("email only, please, as I said") is what people do."""
+    if often is not None and item.role == "user" and not item.anchors:
+        return often
+    return repeated
+
+
+def _request_after_lead_in(statement: Statement, repeated: set[str]) -> bool:
+    """A preference or decision of the user's after a lead-in said before many requests ("one
+    more thing about how I like things: …"): the lead-in is repeated, the request is not."""
+    if statement.role != "user" or not statement.prefers or statement.text.startswith("[called "):
+        return False
+    trimmed = _trimmed(statement)
+    return trimmed.text != statement.text and not _said_over_and_over(trimmed, repeated)
 
 
 def _weight(item: Statement | Line) -> int:
@@ -248,7 +372,7 @@ def _trimmed(statement: Statement) -> Statement:
         text = rest if colon and len(rest.split()) >= 3 else statement.text
     if not (statement.role == "user" and statement.prefers):
         text = _windows(text, statement.anchors)
-    return Statement(statement.role, text, statement.anchors, statement.text)
+    return Statement(statement.role, text, statement.anchors, statement.whole)
 
 
 def _clauses_with(text: str, values: Sequence[str], *, user: bool) -> str:
@@ -274,8 +398,8 @@ def _clauses_with(text: str, values: Sequence[str], *, user: bool) -> str:
     return "".join(out).strip()
 
 
-def _windows(text: str, values: Sequence[str]) -> str:
-    """``text`` cut to the words around its values: ``WINDOW_BEFORE`` words before each,
+def _windows(text: str, values: Sequence[str], before: int = WINDOW_BEFORE) -> str:
+    """``text`` cut to the words around its values: ``before`` words before each,
     ``WINDOW_AFTER`` after (a label and a unit stay; a long lead-in goes)."""
     words = text.split()
     if not values:
@@ -284,14 +408,14 @@ def _windows(text: str, values: Sequence[str]) -> str:
     keep: set[int] = set()
     for index, word in enumerate(words):
         if any(key in word.casefold() for key in keys):
-            keep.update(range(max(0, index - WINDOW_BEFORE), index + WINDOW_AFTER + 1))
+            keep.update(range(max(0, index - before), index + WINDOW_AFTER + 1))
     if not keep:
         keep = set(range(MAX_WORDS))
     pieces: list[str] = []
     previous = -2
     for index in sorted(i for i in keep if i < len(words)):
-        if index != previous + 1 and pieces:
-            pieces.append("…")
+        if index != previous + 1 and (pieces or index > 0):
+            pieces.append("…")  # a gap, or a start cut off (the label may be incomplete)
         pieces.append(words[index])
         previous = index
     return " ".join(pieces)
@@ -314,7 +438,12 @@ class Memo:
             else:
                 self._close_by_name(statement)
             return
-        if keys and (statement.corrects or self._restates_label(line)) and self._correct(line):
+        said = statement.whole
+        if (
+            keys
+            and (statement.corrects or self._restates_label(line, said))
+            and self._correct(line, said, cued=statement.corrects)
+        ):
             self.lines.append(line)
             return
         if keys:
@@ -341,9 +470,21 @@ class Memo:
             return
         self.lines.append(line)
 
-    def forget(self, repeated: set[str]) -> None:
+    def supersede(self, statement: Statement) -> None:
+        """Apply what ``statement`` corrects (as ``fold`` would) without keeping it."""
+        if statement.asks or not statement.anchors:
+            return
+        line = Line(statement.role, statement.text, statement.anchors)
+        if statement.corrects or self._restates_label(line, statement.whole):
+            self._correct(line, statement.whole, cued=statement.corrects)
+
+    def forget(self, repeated: set[str], often: set[str] | None = None) -> None:
         """Let go of lines whose skeleton turned out to be a template or small talk."""
-        self.lines = [line for line in self.lines if not _said_over_and_over(line, repeated)]
+        self.lines = [
+            line
+            for line in self.lines
+            if not _said_over_and_over(line, _repeats_for(line, repeated, often))
+        ]
 
     def _close(self, keys: frozenset[str]) -> None:
         identifiers = {key for key in keys if _identifier_like(key)} - self._shared_keys()
@@ -380,30 +521,37 @@ class Memo:
         limit = max(2, SHARED_ANCHOR_SHARE * len(self.lines))
         return {key for key, count in counts.items() if count > limit}
 
-    def _correct(self, line: Line) -> bool:
+    def _correct(self, line: Line, said: str = "", *, cued: bool = True) -> bool:
         """Let the earlier line that says the same thing go, or cut its stale values out. The
         line chosen shares a content word with the new one and either holds a value of the
-        same shape as a new value or gives its value after the same label; among several, the
-        one sharing the most, the newest on a tie. True if one was found."""
+        same shape as a new value or gives its value after the same label (both, when the
+        new statement has no correction word: ``cued``); among several, the one sharing the
+        most, the newest on a tie. ``said``: the whole sentence the new line was cut from (its
+        label). True if one was found."""
         known = self._all_keys()
         new_values = [a for a in line.anchors if a.casefold() not in known]
         if not new_values:
             return False
         new_shapes = {shape(value) for value in new_values}
         topics = topic_words(line.text, line.anchors)
-        label = _label_before(line.text, new_values[0])
+        label = _label_of(said or line.text, line.anchors, new_values[0])
         best: tuple[float, Line, list[str]] | None = None
         for position, old in enumerate(self.lines):
             shared = len(topics & topic_words(old.text, old.anchors))
             if not shared:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
-            labelled = [a for a in fresh if _same_label(label, _label_before(old.text, a))]
+            labelled = [a for a in fresh if _same_label(label, _label_of(old.text, old.anchors, a))]
             shaped = [a for a in fresh if shape(a) in new_shapes]
-            stale = labelled or shaped
+            if not _telling_shapes(shaped, label, old):
+                shaped = []
+            related = [
+                a for a in fresh if _related_label(label, _label_of(old.text, old.anchors, a))
+            ]
+            stale = (labelled or shaped or related) if cued else labelled
             if not stale:
                 continue
-            match = max(_label_match(label, _label_before(old.text, a)) for a in stale)
+            match = max(_label_match(label, _label_of(old.text, old.anchors, a)) for a in stale)
             score = shared + match + position / len(self.lines)
             if best is None or score > best[0]:
                 best = (score, old, _stale_run(old, stale))
@@ -411,23 +559,23 @@ class Memo:
             return False
         _, old, stale = best
         kept = [a for a in old.anchors if a not in stale]
-        if not kept or all(a.casefold() in line.keys for a in kept):
+        if not kept or all(a.casefold() in line.keys or strength(a) <= WEAK for a in kept):
             self.lines.remove(old)
         else:
             old.text = _cut(old.text, stale)
             old.anchors = tuple(kept)
         return True
 
-    def _restates_label(self, line: Line) -> bool:
+    def _restates_label(self, line: Line, said: str = "") -> bool:
         """Whether an earlier line gives a value after the same words (the same label: "the
         pull request number for the Django upgrade is"): a new value for the same thing, even
         without "actually" or "changed"."""
         new = [a for a in line.anchors if a.casefold() not in self._all_keys()]
         if not new:
             return False
-        label = _label_before(line.text, new[0])
+        label = _label_of(said or line.text, line.anchors, new[0])
         return any(
-            _same_label(label, _label_before(old.text, value))
+            _same_label(label, _label_of(old.text, old.anchors, value))
             for old in self.lines
             for value in old.anchors
         )
@@ -436,30 +584,94 @@ class Memo:
         return set().union(*(line.keys for line in self.lines)) if self.lines else set()
 
 
+def _label_of(text: str, anchors: Sequence[str], value: str) -> list[str]:
+    """The label of ``value`` in ``text``: the words before the run of values it is written
+    in ("SN PQQT-J85V", "GBP 274.54", "José Álvarez Núñez" read from their first value)."""
+    lowered = text.casefold()
+    at = lowered.find(value.casefold())
+    if at < 0:
+        return []
+    start = value
+    moved = True
+    while moved:
+        moved = False
+        for anchor in anchors:
+            end = lowered.find(anchor.casefold())
+            if end < 0 or end >= at:
+                continue
+            gap = text[end + len(anchor) : at]
+            if len(gap) <= 2 and not gap.strip(" ,"):
+                at, start, moved = end, anchor, True
+                break
+    return _label_before(text, start)
+
+
 def _label_before(text: str, value: str) -> list[str]:
-    """The words before ``value`` in ``text`` (lower case, edge punctuation stripped)."""
+    """The words before ``value`` in ``text`` (lower case, edge punctuation stripped), without
+    the verb and connectives that join a label to its value ("is", "is now", "has changed
+    to", "="): "the address is actually X" and "the address has changed to Y" give their
+    values after one label."""
     at = text.casefold().find(value.casefold())
     if at < 0:
         return []
-    return [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
+    words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
+    words = [word for word in words if word]
+    while words and words[-1] in _LINKING_WORDS:
+        words.pop()
+    if text.startswith("…"):
+        words.insert(0, CUT_OFF)  # the label's start was cut: it is not all of it
+    return words
+
+
+# Words that open a noun phrase: two labels alike from one of these on name one thing.
+_DETERMINERS = frozenset(
+    """the a an my our your his her their its this that these those which what""".split()  # noqa: SIM905
+)
+# The first word of the label of a line whose start was cut: it matches no word.
+CUT_OFF = "\x00…"
 
 
 def _label_match(one: list[str], other: list[str]) -> int:
     """How many words two labels end with alike."""
     matched = 0
     for a, b in zip(reversed(one), reversed(other), strict=False):
-        if a != b:
+        if a != b or a == CUT_OFF:
             break
         matched += 1
     return matched
 
 
+def _telling_shapes(shaped: list[str], label: list[str], old: Line) -> bool:
+    """Whether values of the new line's shapes tell that ``old`` holds the stale value: a shape
+    of three classes or more ("a-9", "9/9/9"), two shapes or more in common (an address: "9",
+    "a9", "9a"), or a label ending alike. A lone word or number alone tells nothing."""
+    shapes = {shape(value) for value in shaped}
+    if len(shapes) >= 2 or any(len(one) >= 3 for one in shapes):
+        return True
+    return any(_label_match(label, _label_of(old.text, old.anchors, a)) for a in shaped)
+
+
+def _related_label(one: list[str], other: list[str]) -> bool:
+    """Whether two labels name one slot of one matter in other words: they end alike for three
+    words or more (the matter: "for the router return") and, before that, share a word of four
+    letters or more ("the agent handling it" and "the name of the support agent")."""
+    matched = _label_match(one, other)
+    if matched < 3:
+        return False
+    rest = {word for word in one[: len(one) - matched] if len(word) >= 4 and word.isalpha()}
+    return bool(rest & set(other[: len(other) - matched]))
+
+
 def _same_label(one: list[str], other: list[str]) -> bool:
     """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
-    shorter one (at least four words)."""
+    shorter one (at least four words). Not when they part inside a noun phrase: "the lumber
+    supplier's invoice …" and "the concrete supplier's invoice …" name two things (what they
+    share does not start with a determiner)."""
     matched = _label_match(one, other)
     shorter = min(len(one), len(other))
-    return matched >= SAME_LABEL_WORDS or (matched == shorter and shorter >= 4)
+    if matched == shorter and shorter >= 4:
+        return True
+    return matched >= SAME_LABEL_WORDS and one[len(one) - matched] in _DETERMINERS
 
 
 def _stale_run(line: Line, stale: list[str]) -> list[str]:
@@ -489,9 +701,19 @@ def _identifier_like(key: str) -> bool:
 
 
 def _cut(text: str, values: Sequence[str]) -> str:
+    """``text`` with ``values`` replaced by "…" where they stand as words of their own (a "1"
+    inside "Q-1181" stays)."""
     for value in values:
-        text = re.sub(re.escape(value), "…", text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "…", text, flags=re.IGNORECASE)
     return text
+
+
+def _tightened(line: Line) -> Line:
+    """``line`` cut to ``TIGHT_BEFORE`` words before each value (a user's wish without values
+    stays whole)."""
+    if not line.anchors:
+        return line
+    return Line(line.role, _windows(line.text, line.anchors, TIGHT_BEFORE), line.anchors)
 
 
 def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
@@ -501,6 +723,9 @@ def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
         return ""
     costs = [count_tokens(line.render()) + 1 for line in lines]
     budget = max_tokens - count_tokens(HEADER) - 1
+    if sum(costs) > budget:
+        lines = [_tightened(line) for line in lines]
+        costs = [count_tokens(line.render()) + 1 for line in lines]
     order = sorted(range(len(lines)), key=lambda i: _need(lines[i], i, len(lines)), reverse=True)
     kept: set[int] = set()
     used = 0

@@ -34,7 +34,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|“([^”\n]{2,120})”|`([^`\n]{1,1
 _INNER_PUNCTUATION = re.compile(r"\w[-_.:#+=@/\\]\w|\w[(\[{]")
 
 CORRECTION = re.compile(
-    r"\b(?:actually|correction|corrected|instead|changed?|changing|updated?|new|now|no longer|"
+    r"\b(?:actually|correction|corrected|instead|changed|changing|updated?|new|now|no longer|"
     r"rather than|moved|switch(?:ed)?|replaced?|wrong|mistake|typo|scratch that|not .{1,30} but)\b",
     re.IGNORECASE,
 )

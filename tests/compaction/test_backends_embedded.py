@@ -152,6 +152,119 @@ def test_a_correction_replaces_the_stale_value() -> None:
     assert "88-1234-xz" in memo
 
 
+def test_a_correction_in_a_new_frame_replaces_the_value_given_after_the_same_label() -> None:
+    memo = _memo(
+        _sources(
+            ("user", "The lumber supplier's invoice for the garden shed build is LMB-20931."),
+            ("user", "The concrete supplier's invoice for the garden shed build is CNC-77310."),
+        )
+    )
+    memo = _memo(
+        _sources(
+            (
+                "user",
+                "Update: the lumber supplier's invoice for the garden shed build has changed "
+                "to LMB-20977.",
+            )
+        ),
+        previous=memo,
+    )
+
+    assert "LMB-20977" in memo
+    assert "LMB-20931" not in memo
+    assert "CNC-77310" in memo
+
+
+def test_a_correction_announced_in_the_sentence_before_is_read_as_one() -> None:
+    memo = _memo(_sources(("user", "The gate code for the allotment is 4417#.")))
+    memo = _memo(
+        _sources(("user", "Oops, that was wrong. The entry code for the allotment is 9902#.")),
+        previous=memo,
+    )
+
+    assert "9902#" in memo
+    assert "4417#" not in memo
+
+
+def test_a_value_of_another_matter_in_the_same_shape_is_not_taken_for_a_correction() -> None:
+    memo = _memo(
+        _sources(
+            ("user", "The reference for the boiler repair is qx-5521."),
+            ("user", "The reference for the roof inspection is qx-8830."),
+        )
+    )
+
+    assert "qx-5521" in memo
+    assert "qx-8830" in memo
+
+
+def test_a_wish_restated_after_a_repeated_lead_in_is_kept() -> None:
+    lead_in = "One thing that matters to me:"
+    memo = _memo(
+        _sources(
+            ("user", f"{lead_in} I'd rather get text messages than calls."),
+            ("user", f"{lead_in} please always copy my sister on the quotes."),
+            ("user", f"{lead_in} we will only pay by bank transfer."),
+            ("user", f"{lead_in} I'd rather get text messages than calls."),
+        )
+    )
+
+    assert "text messages than calls" in memo
+    assert "copy my sister on the quotes" in memo
+    assert "only pay by bank transfer" in memo
+
+
+def test_a_value_said_once_in_a_recurring_frame_is_not_small_talk() -> None:
+    frame = ", if that suits everyone involved here."
+    memo = _memo(
+        _sources(
+            ("user", f"The plumber comes on Thursday{frame}"),
+            ("user", f"The painter starts in three weeks{frame}"),
+            ("user", f"The electrician visits next Monday{frame}"),
+        )
+    )
+
+    assert "Thursday" in memo
+    assert "three weeks" in memo
+    assert "Monday" in memo
+
+
+def test_reading_ahead_lets_go_of_what_a_later_message_corrects_without_adding_it() -> None:
+    memo = _memo(
+        _sources(
+            ("user", "The locker number for the gym membership is L-0412."),
+            ("user", "My swimming coach is Ingrid Solberg."),
+        )
+    )
+    later = _sources(("user", "Correction: the locker number for the gym membership is L-0977."))
+
+    ahead = EmbeddedBackend().drop_superseded(memo=memo, later=later)
+
+    assert "L-0412" not in ahead
+    assert "L-0977" not in ahead  # the memo covering that message folds it in
+    assert "Ingrid Solberg" in ahead
+    assert EmbeddedBackend().drop_superseded(memo=memo, later=_sources(("user", "Thanks!"))) == (
+        memo
+    )
+
+
+def test_a_full_memo_tightens_its_lines_before_letting_any_go() -> None:
+    facts = [
+        (
+            "user",
+            f"As agreed with the architect, the signed quote from the tiling firm in town "
+            f"number {n} is Q-{n}{n}81.",
+        )
+        for n in range(1, 9)
+    ]
+    roomy = _memo(_sources(*facts), max_tokens=1024)
+    full_size = count_tokens(roomy)
+    tight = _memo(_sources(*facts), max_tokens=full_size - 50)
+
+    assert count_tokens(tight) <= full_size - 50
+    assert all(f"Q-{n}{n}81" in tight for n in range(1, 9))
+
+
 def test_a_closed_matter_is_let_go_and_an_open_one_stays() -> None:
     memo = _memo(
         _sources(

@@ -297,3 +297,40 @@ def test_concurrent_context_requests_ask_for_one_memo(acme):
 
     pending = Summary.objects.get(thread=thread)
     assert answers == [pending.public_id] * 4
+
+
+def test_a_memo_lets_go_of_what_a_message_after_its_range_corrects(acme):
+    from threads import services as thread_services
+
+    thread = make_thread(acme.tenant)
+    system = Actor.system("tests")
+    thread_services.message_append(
+        thread=thread,
+        actor=system,
+        role="user",
+        content="The locker number for the gym membership is L-0412, and my coach is Ingrid Berg.",
+    )
+    for index in range(29):  # chatter without values, so the memo has room for the first turn
+        thread_services.message_append(
+            thread=thread,
+            actor=system,
+            role="assistant" if index % 2 == 0 else "user",
+            content="that sounds fine to me, thanks for walking me through it all " * 6,
+        )
+    post_context(acme.client, thread, **SMALL)
+    pending = _pending(thread)
+    covered = Message.objects.get(pk=pending.last_id).depth
+    thread_services.message_append(
+        thread=thread,
+        actor=system,
+        role="user",
+        content="Correction: the locker number for the gym membership is L-0977.",
+    )
+    assert Message.objects.get(content__startswith="Correction").depth > covered
+
+    written = compaction_services.summary_write(summary_id=pending.pk)
+
+    assert written is not None
+    assert "Ingrid Berg" in written.text
+    assert "L-0412" not in written.text  # the newer message corrects it
+    assert "L-0977" not in written.text  # outside the range: the next memo folds it in
