@@ -121,8 +121,8 @@ class Summary(SealedRow, models.Model):
     def __str__(self) -> str:
         return self.public_id
 
-    def sealing_key_id(self) -> str:
-        return self.thread.data_key()
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
 
 
 class AssemblyRecord(models.Model):

@@ -19,7 +19,7 @@ class SealedRow:
 
     SEALED_IDENTITY = "public_id"
 
-    def sealing_key_id(self) -> str:
+    def sealing_key_id(self, renew: bool = False) -> str:
         raise NotImplementedError
 
     def sealing_aad(self, column: str, part: str = "") -> bytes:
@@ -63,7 +63,13 @@ class SealedField:
         if self.holds_sealed(value):
             return value
         key_id = model_instance.sealing_key_id()
-        return self.seal(model_instance, value, key_id) if key_id else value
+        if not key_id:
+            return value
+        try:
+            return self.seal(model_instance, value, key_id)
+        except crypto.KeyUnavailable:
+            # The subject was erased since the row's key id was read: the subject's new key.
+            return self.seal(model_instance, value, model_instance.sealing_key_id(renew=True))
 
 
 class SealedTextField(SealedField, models.TextField):

@@ -29,6 +29,13 @@ def live_messages(thread: Thread, created_before: datetime | None = None) -> Que
     return live
 
 
+def live_messages_of(threads: QuerySet[Thread]) -> QuerySet[Message]:
+    """The messages not erased yet of any of ``threads``."""
+    return Message.objects.filter(thread__in=threads, erased_at__isnull=True).exclude(
+        role=Role.ROOT
+    )
+
+
 def messages_tombstone(live: QuerySet[Message], now: datetime) -> tuple[list[int], list[str]]:
     """Erase the content, parts, metadata and tool-call arguments of ``live``, in batches.
     Returns the primary keys and public ids of the messages erased."""

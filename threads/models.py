@@ -89,9 +89,10 @@ class Thread(models.Model):
     def subject(self) -> str:
         return crypto.subject_of(self.user_ref, self.public_id)
 
-    def data_key(self) -> str:
-        """The subject's data key id, fetched (and kept on the row) on first need."""
-        if not self.data_key_id:
+    def data_key(self, renew: bool = False) -> str:
+        """The subject's data key id, fetched (and kept on the row) on first need, or again
+        (``renew``) when the key the row names was destroyed."""
+        if renew or not self.data_key_id:
             self.data_key_id = crypto.subject_key_id(tenant_id=self.tenant_id, subject=self.subject)
             Thread.objects.filter(pk=self.pk).update(data_key_id=self.data_key_id)
         return self.data_key_id
@@ -235,8 +236,8 @@ class Message(SealedRow, TreeNode):
         # Ids only: admin LogEntry.object_repr and logs must never carry message content.
         return self.public_id
 
-    def sealing_key_id(self) -> str:
-        return self.thread.data_key()
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
 
 
 class IdempotencyRecord(models.Model):
