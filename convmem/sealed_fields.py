@@ -33,8 +33,20 @@ class SealedRow:
             if isinstance(field, SealedField) and field.attname in instance.__dict__:
                 stored = instance.__dict__[field.attname]
                 if field.holds_sealed(stored):
-                    instance.__dict__[field.attname] = field.open(instance, stored)
+                    instance.__dict__[field.attname] = _open_unless_destroyed(
+                        field, instance, stored
+                    )
         return instance
+
+
+def _open_unless_destroyed(field: "SealedField", instance: SealedRow, stored: Any) -> Any:
+    """The value in clear; or, when its subject's key was destroyed (the row is being erased,
+    or a restored backup is read), the stored ciphertext as it is: an erasure that destroyed
+    the key first still loads the rows it then tombstones."""
+    try:
+        return field.open(instance, stored)
+    except crypto.KeyUnavailable:
+        return stored
 
 
 class SealedField:

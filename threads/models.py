@@ -65,7 +65,9 @@ class Thread(models.Model):
     # The id of the subject's data key (``convmem.crypto``; the key itself lives in the keys
     # database): in hand with the thread, so sealing a message needs no look-up. "" until the
     # thread's first sealed write (threads made before encryption).
-    data_key_id = models.CharField(max_length=40, blank=True, default="", editable=False)
+    data_key_id = models.CharField(
+        max_length=40, blank=True, default="", db_default="", editable=False
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

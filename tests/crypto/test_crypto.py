@@ -182,3 +182,37 @@ def test_a_sealed_row_copied_into_another_row_does_not_open(acme: TenantKit, sea
 
     with pytest.raises(crypto.CiphertextRejected):
         Message.objects.get(public_id=second.public_id)
+
+
+def test_key_material_never_lives_in_the_content_database(acme: TenantKit) -> None:
+    from django.db import connections
+
+    _key(acme, "alice")
+
+    assert "convmem_datakey" not in connection.introspection.table_names()
+    assert "convmem_datakey" in connections["keys"].introspection.table_names()
+
+
+def test_production_settings_refuse_to_seal_without_a_master_key(settings: Any) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    from convmem.key_providers import LocalKeyProvider
+
+    settings.CONVMEM_MASTER_KEY = ""
+    settings.CONVMEM_MASTER_KEY_REQUIRED = True
+
+    with pytest.raises(ImproperlyConfigured, match="CONVMEM_MASTER_KEY"):
+        LocalKeyProvider()
+
+
+def test_a_data_key_wrapped_under_another_master_key_does_not_unwrap(acme: TenantKit) -> None:
+    import os
+
+    from convmem.key_providers import LocalKeyProvider
+
+    key_id = _key(acme, "alice")
+    stored = DataKey.objects.get(key_id=key_id)
+    other = LocalKeyProvider(os.urandom(32))
+
+    with pytest.raises(Exception, match=r"wrapped by"):
+        other.unwrap(key_id, bytes(stored.wrapped), stored.kek_id)

@@ -16,6 +16,7 @@ from audit.deletion import (
 from audit.models import DeletionRequest
 from audit.retention import retention_apply
 from audit.services import retention_policy_set
+from compaction.models import Summary
 from convmem import crypto
 from convmem.models import DataKey
 from tests.audit.conftest import OPERATOR, officer  # noqa: F401  (a fixture)
@@ -134,3 +135,29 @@ def test_a_thread_whose_key_was_destroyed_writes_under_the_subjects_new_key(
     thread.refresh_from_db()
     assert _live(thread.data_key_id)
     assert Message.objects.get(pk=said.pk).content == "again"
+
+
+def test_erasing_sealed_tool_calls_and_memos_after_the_key_is_gone_makes_no_new_key(
+    acme: TenantKit,
+) -> None:
+    from tests.audit.conftest import ready_memo
+
+    thread = _thread(acme, "")
+    call = {"id": "call_9", "type": "function"}
+    call["function"] = {"name": "lookup", "arguments": '{"q": "secret"}'}
+    asked = services.message_append(
+        thread=thread, actor=SYSTEM, role="assistant", content="", tool_calls=[call]
+    )
+    answered = services.message_append(
+        thread=thread, actor=SYSTEM, role="tool", content="found", tool_call_id="call_9"
+    )
+    memo = ready_memo(thread, [asked, answered], "memo: secret lookup")
+    assert Summary.objects.get(pk=memo.pk).text == "memo: secret lookup"
+    assert "secret" not in Summary.objects.filter(pk=memo.pk).values_list("text", flat=True)[0]
+
+    _delete(acme, thread)
+
+    assert DataKey.objects.filter(subject=f"thread:{thread.public_id}").count() == 1
+    erased = Message.objects.get(pk=asked.pk)
+    assert erased.tool_calls[0]["function"] == {"name": "lookup", "arguments": "[erased]"}
+    assert {s.text for s in thread.summaries.all()} == {"[erased]"}
