@@ -133,7 +133,10 @@ def _leaf(thread: Thread, leaf_public_id: str | None) -> Message:
     if leaf_public_id is None:
         return thread.active_leaf
     found = visible_message(
-        thread, leaf_public_id, queryset=Message.objects.only("id", "role", "tool_calls")
+        thread,
+        leaf_public_id,
+        # The public id too: sealed tool calls open under it (no deferred read).
+        queryset=Message.objects.only("id", "public_id", "role", "tool_calls"),
     )
     if found is None:
         raise InvalidRequest(
