@@ -29,14 +29,27 @@ class SealedRow:
     @classmethod
     def from_db(cls, db: str, field_names: Any, values: Any) -> Any:
         instance = super().from_db(db, field_names, values)  # type: ignore[misc]
-        for field in cls._meta.concrete_fields:  # type: ignore[attr-defined]
-            if isinstance(field, SealedField) and field.attname in instance.__dict__:
+        for field in _sealed_fields(cls):
+            if field.attname in instance.__dict__:
                 stored = instance.__dict__[field.attname]
                 if field.holds_sealed(stored):
                     instance.__dict__[field.attname] = _open_unless_destroyed(
                         field, instance, stored
                     )
         return instance
+
+
+_SEALED_FIELDS: dict[type, list[Any]] = {}
+
+
+def _sealed_fields(model: type) -> list[Any]:
+    if model not in _SEALED_FIELDS:
+        _SEALED_FIELDS[model] = [
+            f
+            for f in model._meta.concrete_fields  # type: ignore[attr-defined]
+            if isinstance(f, SealedField)
+        ]
+    return _SEALED_FIELDS[model]
 
 
 def _open_unless_destroyed(field: "SealedField", instance: SealedRow, stored: Any) -> Any:
