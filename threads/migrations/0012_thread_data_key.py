@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("threads", "0010_message_public_id_without_pattern_index"),
+        ("threads", "0011_thread_expires_at"),
     ]
 
     operations = [

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("convmem", "0006_profile_memo_1024_tokens"),
+        ("convmem", "0007_profile_thread_ttl"),
     ]
 
     operations = [
