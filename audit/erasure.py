@@ -118,6 +118,10 @@ def subject_key_destroy_if_last(
         remaining = remaining.exclude(thread_id=thread.pk, created_at__lt=created_before)
     if remaining.exists():
         return []
+    # A subject's key is made only for one of its threads, which names it: none named, no key
+    # (and the keys database is not asked: erasure works before it is ever used).
+    if not _subject_threads(thread).exclude(data_key_id="").exists():
+        return []
     return crypto.subject_keys_destroy(tenant_id=thread.tenant_id, subject=thread.subject)
 
 
