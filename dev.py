@@ -142,6 +142,8 @@ def serve(port: str) -> int:
     # A demo database from before the December 2026 app split is upgraded in place first.
     manage("upgrade_app_split", "--verbosity", "0")
     manage("migrate", "--noinput", "--verbosity", "0")
+    # The data keys' own database (docs/erasure.md, "Per-subject keys").
+    manage("migrate", "--noinput", "--database", "keys", "--verbosity", "0")
     summary = manage("seed_demo", capture=True)
     logs = var_dir() / "log"
     worker_log = logs / "worker.log"

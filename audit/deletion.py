@@ -32,7 +32,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit import tasks
-from audit.erasure import message_content_erase, thread_content_erase
+from audit.erasure import (
+    keys_destroyed_proof,
+    message_content_erase,
+    subject_key_destroy_if_last,
+    thread_content_erase,
+)
 from audit.models import DeletionRequest, LegalHold
 from audit.selectors import deletion_request_threads, legal_holds_active
 from auditlog.events import Actor, audit_event_record
@@ -357,10 +362,14 @@ def _erase_thread(
         # Then the thread row FOR UPDATE, as erasure needs it: no append, edit or context
         # assembly of the thread commits halfway through (threads.services).
         thread = Thread.objects.select_for_update().get(pk=thread_pk)
+        destroyed = []
         if locked.message_id is not None:
-            # A redaction: the one message; the thread's title and metadata stay.
+            # A redaction: the one message; the thread's title and metadata stay, and so does
+            # the subject's key (row-level erasure).
             erased = message_content_erase(message=locked.message, actor=actor)
         else:
+            # The subject's key first (committed at once), then the rows: see audit.erasure.
+            destroyed = subject_key_destroy_if_last(thread=thread)
             erased = thread_content_erase(thread=thread, actor=actor)
             threads_erasure.thread_details_erase(thread)
             if delete:
@@ -381,6 +390,8 @@ def _erase_thread(
         ids["messages"] += erased.messages
         ids["summaries"] += erased.summaries
         ids["assemblies"] += erased.snapshots
+        if destroyed:
+            proof.setdefault("keys_destroyed", []).extend(keys_destroyed_proof(destroyed))
         locked.proof = proof
         locked.progress = {
             **locked.progress,
@@ -396,7 +407,10 @@ def _erase_thread(
             tenant_id=locked.tenant_id,
             thread_public_id=thread.public_id,
             object_ids=[locked.public_id, *erased.messages],
-            details={"counts": erased.counts()},
+            details={
+                "counts": erased.counts(),
+                **({"keys_destroyed": keys_destroyed_proof(destroyed)} if destroyed else {}),
+            },
         )
 
 

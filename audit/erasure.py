@@ -9,6 +9,11 @@ them; ``respond.erasure`` deletes the Redis streams of the runs that asked or an
 stay.
 
 Callers hold a transaction and write their own audit event with the returned ids and counts.
+
+When an erasure leaves a subject (a tenant's ``user_ref``, or a thread without one) no readable
+content, ``subject_key_destroy_if_last`` destroys the subject's data key first (``convmem.crypto``;
+committed in the keys database at once), then the rows are erased: a crash in between leaves
+the content unreadable, never readable, and every backup taken before holds only ciphertext.
 """
 
 from dataclasses import dataclass, field
@@ -19,6 +24,7 @@ from django.utils import timezone
 
 from auditlog.events import Actor
 from compaction import erasure as compaction_erasure
+from convmem import crypto
 from respond import erasure as respond_erasure
 from threads import erasure as threads_erasure
 from threads.models import Message, Thread
@@ -90,3 +96,34 @@ def _erase(
     )
     respond_erasure.run_streams_erase(thread, pks, everything=everything)
     return result
+
+
+def _subject_threads(thread: Thread) -> QuerySet[Thread]:
+    if not thread.user_ref:
+        return Thread.objects.filter(pk=thread.pk)
+    return Thread.objects.filter(tenant_id=thread.tenant_id, user_ref=thread.user_ref)
+
+
+def subject_key_destroy_if_last(
+    *, thread: Thread, created_before: datetime | None = None
+) -> list[crypto.DestroyedKey]:
+    """Destroy the data key of ``thread``'s subject if the erasure about to run (the whole
+    thread, or its messages created before ``created_before``) leaves the subject no live
+    message in any of its threads; call it before erasing the rows, inside the erasure.
+    Returns the keys destroyed (for the proof), none when the subject's key lives on."""
+    remaining = threads_erasure.live_messages_of(_subject_threads(thread))
+    if created_before is None:
+        remaining = remaining.exclude(thread_id=thread.pk)
+    else:
+        remaining = remaining.exclude(thread_id=thread.pk, created_at__lt=created_before)
+    if remaining.exists():
+        return []
+    # A subject's key is made only for one of its threads, which names it: none named, no key
+    # (and the keys database is not asked: erasure works before it is ever used).
+    if not _subject_threads(thread).exclude(data_key_id="").exists():
+        return []
+    return crypto.subject_keys_destroy(tenant_id=thread.tenant_id, subject=thread.subject)
+
+
+def keys_destroyed_proof(destroyed: list[crypto.DestroyedKey]) -> list[dict[str, str]]:
+    return [{"key_id": k.key_id, "destroyed_at": k.destroyed_at.isoformat()} for k in destroyed]

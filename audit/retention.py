@@ -12,7 +12,11 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from audit.erasure import thread_content_erase
+from audit.erasure import (
+    keys_destroyed_proof,
+    subject_key_destroy_if_last,
+    thread_content_erase,
+)
 from audit.models import RetentionPolicy
 from audit.selectors import held_threads, legal_holds_active
 from auditlog.events import Actor, audit_event_record
@@ -32,6 +36,8 @@ class RetentionRun:
     assembly_snapshots: int = 0
     idempotency_responses: int = 0
     held_threads: int = 0
+    # The data keys this run destroyed (subjects left with no live content): ids and times.
+    keys_destroyed: list[dict[str, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -72,7 +78,10 @@ def retention_apply(*, policy: RetentionPolicy, now: datetime | None = None) -> 
             if legal_holds_active(tenant=tenant, user_refs={thread.user_ref}, threads={thread.pk}):
                 run.held_threads += 1
                 continue
+            # The subject's key goes first when nothing of the subject outlives this erasure.
+            destroyed = subject_key_destroy_if_last(thread=thread, created_before=cutoff)
             erased = thread_content_erase(thread=thread, actor=RETENTION, created_before=cutoff)
+            run.keys_destroyed += keys_destroyed_proof(destroyed)
             if erased.empty:
                 continue
             audit_event_record(
@@ -87,6 +96,7 @@ def retention_apply(*, policy: RetentionPolicy, now: datetime | None = None) -> 
                     "assemblies": erased.snapshots,
                     "erase_content_after_days": policy.erase_content_after_days,
                     "created_before": cutoff.isoformat(),
+                    **({"keys_destroyed": keys_destroyed_proof(destroyed)} if destroyed else {}),
                 },
             )
         run.threads.append(thread.public_id)
@@ -99,7 +109,11 @@ def retention_apply(*, policy: RetentionPolicy, now: datetime | None = None) -> 
             actor=RETENTION,
             action="retention.run",
             tenant_id=tenant.pk,
-            details={"counts": run.counts(), "created_before": cutoff.isoformat()},
+            details={
+                "counts": run.counts(),
+                "created_before": cutoff.isoformat(),
+                **({"keys_destroyed": run.keys_destroyed} if run.keys_destroyed else {}),
+            },
         )
     return run
 

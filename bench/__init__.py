@@ -6,6 +6,7 @@ server (``CONVMEM_BENCH_DB`` overrides the name); otherwise they use a SQLite fi
 temporary directory. Either way the database is configured before ``django.setup()``.
 """
 
+import base64
 import os
 import statistics
 import sys
@@ -45,6 +46,8 @@ def bench_database(*, keep_redis: bool = False) -> Iterator[str]:
         API_RATE="100000000/min",
         LOG_LEVEL="WARNING",
     )
+    # DEBUG=0 requires a master key: a throwaway one for the throwaway database.
+    os.environ.setdefault("CONVMEM_MASTER_KEY", base64.b64encode(os.urandom(32)).decode())
     with tempfile.TemporaryDirectory(prefix="convmem-bench-") as var_dir:
         os.environ["CONVMEM_VAR_DIR"] = var_dir
         if url.startswith(("postgres://", "postgresql://")):
@@ -82,6 +85,9 @@ def _setup_django() -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    # The data keys' own database (SQLite in the temporary CONVMEM_VAR_DIR unless
+    # CONVMEM_KEYS_DATABASE_URL says otherwise).
+    call_command("migrate", database="keys", verbosity=0)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,11 @@ Printed, each from this one run:
     .venv/bin/python bench/long_conversation.py                      # SQLite (temporary file)
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/x .venv/bin/python bench/long_conversation.py
     .venv/bin/python bench/long_conversation.py --turns 1000         # a shorter run
+
+``--encryption`` measures instead what sealing content with the subject's data key costs
+(issue 23, goal <= 1.15x): two conversations of ``--turns`` turns, one sealed and one in clear,
+alternated turn by turn in the same run; the per-turn service time p50 over the turns after the
+first 100, sealed / clear.
 """
 
 import argparse
@@ -208,14 +213,58 @@ class Conversation:
         self.writer_given.append(sum(self.backend.inputs) - given_before)
 
 
+MAX_ENCRYPTION_RATIO = 1.15
+
+
+def encryption_cost(turns: int, database: str) -> bool:
+    """Sealed vs clear, alternated turn by turn (``--encryption``); True within the goal."""
+    from django.conf import settings
+
+    backend, memo_rows = CountingBackend(), MemoRowsRead()
+    conversations = {}
+    for sealed in (True, False):
+        settings.CONVMEM_ENCRYPT_CONTENT = sealed
+        conversations[sealed] = Conversation("sealed" if sealed else "clear", backend, memo_rows)
+    for index in range(turns):
+        # Which one goes first alternates too (a turn after a memo write meets a cold cache).
+        for sealed in (index % 2 == 0, index % 2 == 1):
+            settings.CONVMEM_ENCRYPT_CONTENT = sealed
+            conversations[sealed].turn()
+    from threads.models import Message
+
+    sealed_rows = Message.objects.filter(
+        thread=conversations[True].thread, content__startswith="enc1:"
+    ).count()
+    clear_rows = Message.objects.filter(
+        thread=conversations[False].thread, content__startswith="enc1:"
+    ).count()
+    print(f"  rows sealed: {sealed_rows} in the sealed thread, {clear_rows} in the clear one")
+    warm = slice(min(100, turns // 2), None)
+    sealed_ms = p50_ms(conversations[True].seconds[warm])
+    clear_ms = p50_ms(conversations[False].seconds[warm])
+    ratio = sealed_ms / clear_ms
+    print(
+        f"\nper-turn service time (append + context + append) on {database}, {turns:,} turns "
+        f"each, alternated: sealed p50 {sealed_ms:.2f} ms, clear {clear_ms:.2f} ms -> ratio "
+        f"{ratio:.3f} (goal {MAX_ENCRYPTION_RATIO})"
+    )
+    return ratio <= MAX_ENCRYPTION_RATIO
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=5_000)
     parser.add_argument(
         "--detail", action="store_true", help="also print stored bytes per column and index"
     )
+    parser.add_argument(
+        "--encryption", action="store_true", help="sealed vs clear per-turn cost (issue 23)"
+    )
     arguments = parser.parse_args()
     turns = arguments.turns
+    if arguments.encryption:
+        with bench_database() as database:
+            return 0 if encryption_cost(turns, database) else 1
     edge = min(500, turns // 4)
     with bench_database() as database:
         from compaction.models import Summary

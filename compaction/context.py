@@ -133,7 +133,10 @@ def _leaf(thread: Thread, leaf_public_id: str | None) -> Message:
     if leaf_public_id is None:
         return thread.active_leaf
     found = visible_message(
-        thread, leaf_public_id, queryset=Message.objects.only("id", "role", "tool_calls")
+        thread,
+        leaf_public_id,
+        # The public id too: sealed tool calls open under it (no deferred read).
+        queryset=Message.objects.only("id", "public_id", "role", "tool_calls"),
     )
     if found is None:
         raise InvalidRequest(
@@ -350,10 +353,13 @@ def _payloads(plan: Plan, known: dict[int, MessagePayload]) -> dict[int, Message
     payloads = {i: known[i] for i in (*plan.anchor, *plan.recent) if i in known}
     missing = [i for i in (*plan.anchor, *plan.recent) if i not in payloads]
     if missing:  # most turns miss nothing (an empty filter still costs its compilation)
-        for pk, content, parts, calls, call_id in Message.objects.filter(
-            pk__in=missing
-        ).values_list("pk", "content", "content_parts", "tool_calls", "tool_call_id"):
-            payloads[pk] = MessagePayload(content, parts, calls, call_id)
+        # Model instances, not values: a loaded message opens its sealed columns.
+        for message in Message.objects.filter(pk__in=missing).only(
+            "pk", "public_id", "content", "content_parts", "tool_calls", "tool_call_id"
+        ):
+            payloads[message.pk] = MessagePayload(
+                message.content, message.content_parts, message.tool_calls, message.tool_call_id
+            )
     for pk in elided:
         payloads[pk] = MessagePayload("", tool_call_id=payloads[pk].tool_call_id)
     return payloads

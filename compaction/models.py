@@ -9,9 +9,10 @@ from convmem.compact_json import CompactJSONEncoder
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
+from convmem.sealed_fields import SealedRow, SealedTextField
 
 
-class Summary(models.Model):
+class Summary(SealedRow, models.Model):
     """A memo standing for the closed range ``first`` … ``last`` of one path; originals are kept.
 
     Memos are rolling state: a memo extends its ``base`` (the memo of ``first`` … the message
@@ -51,7 +52,8 @@ class Summary(models.Model):
     )
     chain_depth = models.PositiveSmallIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    text = models.TextField(blank=True)
+    # Sealed with the subject's data key when encryption is on (``convmem.sealed_fields``).
+    text = SealedTextField(blank=True)
     token_count = models.PositiveIntegerField(default=0)
     max_tokens = models.PositiveIntegerField(default=512)
     backend = models.CharField(max_length=64, blank=True)
@@ -118,6 +120,9 @@ class Summary(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
 
 
 class AssemblyRecord(models.Model):

@@ -31,6 +31,7 @@ from django.db import connection
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
 from compaction.selectors import StretchRow
+from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, Thread
 from threads.search import query_terms, thread_term_hits
 
@@ -114,7 +115,10 @@ def _specific(terms: list[str]) -> list[str]:
 
 
 def _text_of(message_id: int) -> str:
-    return Message.objects.filter(pk=message_id).values_list("content", flat=True).get()
+    public_id, content = (
+        Message.objects.filter(pk=message_id).values_list("public_id", "content").get()
+    )
+    return stored_open(Message, "content", public_id, content)
 
 
 def _ranked(hits: Iterable, *, older: int) -> list[tuple[int, float]]:
@@ -184,9 +188,19 @@ def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
             public_id,
             role,
             MessagePayload(
-                content,
-                parts_field.from_db_value(parts, None, connection),
-                calls_field.from_db_value(calls, None, connection),
+                stored_open(Message, "content", public_id, content),
+                stored_open(
+                    Message,
+                    "content_parts",
+                    public_id,
+                    parts_field.from_db_value(parts, None, connection),
+                ),
+                stored_open(
+                    Message,
+                    "tool_calls",
+                    public_id,
+                    calls_field.from_db_value(calls, None, connection),
+                ),
                 call_id,
             ),
             depth,

@@ -17,6 +17,7 @@ from compaction.curator import UnknownCuratorVersion, check_version_known
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
 from compaction.selectors import assembly_items
+from convmem.sealed_fields import stored_open
 from threads.erasure import ERASED
 from threads.models import Message
 
@@ -58,13 +59,18 @@ def _texts(assembly: AssemblyRecord, items: list[dict[str, Any]]) -> _Texts:
     ).values_list(
         "public_id", "content", "content_parts", "tool_calls", "tool_call_id", "erased_at"
     ):
-        found.by_key[public_id] = MessagePayload(content, parts, calls, call_id)
+        found.by_key[public_id] = MessagePayload(
+            stored_open(Message, "content", public_id, content),
+            stored_open(Message, "content_parts", public_id, parts),
+            stored_open(Message, "tool_calls", public_id, calls),
+            call_id,
+        )
         if erased_at is not None:
             found.erased.append(public_id)
     for public_id, text in Summary.objects.filter(
         thread_id=assembly.thread_id, public_id__in=by_kind["summary"]
     ).values_list("public_id", "text"):
-        found.by_key[public_id] = text
+        found.by_key[public_id] = stored_open(Summary, "text", public_id, text)
         if text == ERASED:
             found.erased.append(public_id)
     for sha256, text, erased_at in ContentBlob.objects.filter(

@@ -19,6 +19,7 @@ from compaction import item_runs
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
 from convmem.models import Tenant
+from convmem.sealed_fields import stored_open
 from threads.models import Message, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
@@ -244,7 +245,7 @@ def context_read(
                     last_id,
                     first_public_id,
                     last_public_id,
-                    content,
+                    stored_open(Summary, "text", public_id, content),
                     tokens,
                     depth,
                 )
@@ -253,7 +254,12 @@ def context_read(
         row = StretchRow(id_, public_id, role, tokens, depth, bool(calls), call_id)
         (rows if kind == "message" else children).append((n, row))
         if has_content:
-            payloads[id_] = MessagePayload(content, _json(parts), _json(tool_calls), call_id)
+            payloads[id_] = MessagePayload(
+                stored_open(Message, "content", public_id, content),
+                stored_open(Message, "content_parts", public_id, _json(parts)),
+                stored_open(Message, "tool_calls", public_id, _json(tool_calls)),
+                call_id,
+            )
     return ContextRead(
         rows=[row for _, row in sorted(rows, key=lambda pair: -pair[0])],
         payloads=payloads,
@@ -334,12 +340,19 @@ def range_rows(
     with connection.cursor() as cursor:
         cursor.execute(sql, [last_id, thread.pk, max(count, 1)])
         rows = cursor.fetchall()
-    return [
-        RangeRow(
-            *row[:7], content_parts=_json(row[7]), tool_calls=_json(row[8]), tool_call_id=row[9]
-        )
-        for row in rows
-    ]
+    return [_range_row(row) for row in rows]
+
+
+def _range_row(row: tuple[Any, ...]) -> RangeRow:
+    public_id = row[2]
+    return RangeRow(
+        *row[:4],
+        stored_open(Message, "content", public_id, row[4]),
+        *row[5:7],
+        content_parts=stored_open(Message, "content_parts", public_id, _json(row[7])),
+        tool_calls=stored_open(Message, "tool_calls", public_id, _json(row[8])),
+        tool_call_id=row[9],
+    )
 
 
 @dataclass(frozen=True)

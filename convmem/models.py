@@ -202,3 +202,35 @@ class ModelProfile(models.Model):
             raise ValidationError(
                 {"currency": f"The tenant's other profiles are priced in {other.currency}."}
             )
+
+
+class DataKey(models.Model):
+    """One subject's data key, wrapped by the key provider. Lives in the ``keys`` database
+    (``convmem.keys_router``), never in the content database.
+
+    A subject is a tenant's ``user_ref``; a thread without one is a subject of its own
+    (``subject`` = ``thread:<public id>``). Destroying the key clears ``wrapped`` and sets
+    ``destroyed_at``: the row stays as the record the erasure proof points at.
+    """
+
+    key_id = models.CharField(max_length=40, unique=True)
+    tenant_id = models.BigIntegerField()
+    subject = models.CharField(max_length=255)
+    wrapped = models.BinaryField(null=True)
+    # Which key-encryption key wrapped it (rotation re-wraps without touching content).
+    kek_id = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    destroyed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One live key per subject; destroyed keys stay as records.
+            models.UniqueConstraint(
+                fields=["tenant_id", "subject"],
+                condition=Q(destroyed_at__isnull=True),
+                name="datakey_one_live_per_subject",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key_id

@@ -110,6 +110,42 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Data keys (per-subject encryption, docs/erasure.md) ---------------------------------------
+# The wrapped data keys live in a database of their own, never in the content database: a dump
+# of the content taken before an erasure holds ciphertext whose key is gone after it. SQLite in
+# VAR_DIR by default; CONVMEM_KEYS_DATABASE_URL (PostgreSQL) in production.
+DATABASES["keys"] = env.db(
+    "CONVMEM_KEYS_DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'convmem-keys.sqlite3'}"
+)
+if DATABASES["keys"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["keys"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        # A destroyed key's bytes are overwritten in the file, not left in a free page.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA secure_delete=ON;",
+    }
+    DATABASES["keys"]["TEST"] = {"NAME": str(VAR_DIR / "test-convmem-keys.sqlite3")}
+else:
+    DATABASES["keys"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["keys"]["CONN_HEALTH_CHECKS"] = True
+DATABASE_ROUTERS = ["convmem.keys_router.KeysRouter"]
+# Encrypt content columns with the subject's data key (convmem.crypto). Rows written before stay
+# readable (a stored value says whether it is encrypted).
+CONVMEM_ENCRYPT_CONTENT = env.bool("CONVMEM_ENCRYPT_CONTENT", default=False)
+# The key provider wrapping data keys (convmem.key_providers.KeyProvider); a KMS plugs in here.
+CONVMEM_KEY_PROVIDER = env.str(
+    "CONVMEM_KEY_PROVIDER", default="convmem.key_providers.LocalKeyProvider"
+)
+# The local provider's key-encryption key: 32 bytes, base64. Without it a development key is
+# generated into VAR_DIR (refused when DEBUG is off: see convmem.key_providers).
+CONVMEM_MASTER_KEY = env.str("CONVMEM_MASTER_KEY", default="")
+# Production settings (DEBUG off) refuse to start sealing without one.
+CONVMEM_MASTER_KEY_REQUIRED = env.bool("CONVMEM_MASTER_KEY_REQUIRED", default=not DEBUG)
+# Unwrapped data keys kept per process (least recently used dropped), and for how long: another
+# process's destruction of a key reaches this one's cache within the TTL.
+CONVMEM_KEY_CACHE_SIZE = env.int("CONVMEM_KEY_CACHE_SIZE", default=4096)
+CONVMEM_KEY_CACHE_SECONDS = env.int("CONVMEM_KEY_CACHE_SECONDS", default=300)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 
 if REDIS_URL:

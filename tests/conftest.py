@@ -32,7 +32,27 @@ hypothesis_settings.load_profile("convmem")
 SYSTEM = Actor.system("tests")
 
 
+DB_FIXTURES = {"db", "transactional_db", "live_server"}
+# Every database test may reach the data keys (``convmem.crypto``), which live in a database of
+# their own (``keys``): each such test gets both, rolled back or flushed together.
+TEST_DATABASES = ["default", "keys"]
+
+
+def _with_keys_database(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("django_db")
+    if marker is None and not DB_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return
+    kwargs = dict(marker.kwargs) if marker else {}
+    if kwargs.get("databases") == "__all__":
+        return
+    kwargs["databases"] = sorted({*(kwargs.get("databases") or ["default"]), *TEST_DATABASES})
+    args = marker.args if marker else ()
+    item.add_marker(pytest.mark.django_db(*args, **kwargs), append=False)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        _with_keys_database(item)
     if connection.vendor == "postgresql":
         return
     # Only outside CI: with CONVMEM_REQUIRE_SERVICES=1 the session refuses to start instead.

@@ -29,6 +29,13 @@ def live_messages(thread: Thread, created_before: datetime | None = None) -> Que
     return live
 
 
+def live_messages_of(threads: QuerySet[Thread]) -> QuerySet[Message]:
+    """The messages not erased yet of any of ``threads``."""
+    return Message.objects.filter(thread__in=threads, erased_at__isnull=True).exclude(
+        role=Role.ROOT
+    )
+
+
 def messages_tombstone(live: QuerySet[Message], now: datetime) -> tuple[list[int], list[str]]:
     """Erase the content, parts, metadata and tool-call arguments of ``live``, in batches.
     Returns the primary keys and public ids of the messages erased."""
@@ -53,9 +60,10 @@ def _erase_tool_arguments(pks: list[int]) -> None:
     """Keep the calls' ids and names (the structure the model input needs) and erase the
     arguments, which carry what the user asked for."""
     calling = Message.objects.filter(pk__in=pks, tool_calls__isnull=False)
-    for message in calling.only("pk", "tool_calls"):
-        message.tool_calls = erased_tool_calls(message.tool_calls)
-        message.save(update_fields=["tool_calls"])
+    # As stored (the arguments may be sealed under a key the erasure destroyed first), and
+    # written back with update(): the markers are not content, so they are not sealed.
+    for pk, calls in calling.values_list("pk", "tool_calls"):
+        Message.objects.filter(pk=pk).update(tool_calls=erased_tool_calls(calls))
 
 
 def erased_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:

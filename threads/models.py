@@ -9,9 +9,17 @@ from django.db import models
 from django.db.models import Q
 from tree_queries.models import TreeNode
 
+from convmem import crypto
 from convmem.ids import new_message_id, new_thread_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
+from convmem.sealed_fields import (
+    SealedJSONField,
+    SealedRow,
+    SealedTextField,
+    SealedToolCallsField,
+    SealedValuesJSONField,
+)
 
 
 class Thread(models.Model):
@@ -54,6 +62,12 @@ class Thread(models.Model):
     # same path as a deletion request; None: never. Set on create (or from the profile's
     # ``thread_ttl``) and by PATCH. A legal hold keeps an expired thread until it is released.
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The id of the subject's data key (``convmem.crypto``; the key itself lives in the keys
+    # database): in hand with the thread, so sealing a message needs no look-up. "" until the
+    # thread's first sealed write (threads made before encryption).
+    data_key_id = models.CharField(
+        max_length=40, blank=True, default="", db_default="", editable=False
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -72,6 +86,18 @@ class Thread(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+    @property
+    def subject(self) -> str:
+        return crypto.subject_of(self.user_ref, self.public_id)
+
+    def data_key(self, renew: bool = False) -> str:
+        """The subject's data key id, fetched (and kept on the row) on first need, or again
+        (``renew``) when the key the row names was destroyed."""
+        if renew or not self.data_key_id:
+            self.data_key_id = crypto.subject_key_id(tenant_id=self.tenant_id, subject=self.subject)
+            Thread.objects.filter(pk=self.pk).update(data_key_id=self.data_key_id)
+        return self.data_key_id
 
 
 class SystemPrompt(models.Model):
@@ -115,7 +141,7 @@ class MessageStatus(models.TextChoices):
     INTERRUPTED = "interrupted"
 
 
-class Message(TreeNode):
+class Message(SealedRow, TreeNode):
     """One node of a thread's tree. Content is never overwritten except by erasure.
 
     ``depth`` (root = 0) and ``token_count`` are computed once at write; nodes never move, so
@@ -136,11 +162,12 @@ class Message(TreeNode):
         Thread, on_delete=models.CASCADE, related_name="messages", db_index=False
     )
     role = models.CharField(max_length=16, choices=Role.choices)
-    content = models.TextField(blank=True)
-    content_parts = models.JSONField(null=True, blank=True)
-    tool_calls = models.JSONField(null=True, blank=True)
+    # Sealed with the subject's data key (``convmem.sealed_fields``) when encryption is on.
+    content = SealedTextField(blank=True)
+    content_parts = SealedJSONField(null=True, blank=True)
+    tool_calls = SealedToolCallsField(null=True, blank=True)
     tool_call_id = models.CharField(max_length=255, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    metadata = SealedValuesJSONField(default=dict, blank=True)
     model = models.CharField(max_length=128, blank=True)
     usage = models.JSONField(null=True, blank=True)
     cost = models.DecimalField(
@@ -210,6 +237,9 @@ class Message(TreeNode):
     def __str__(self) -> str:
         # Ids only: admin LogEntry.object_repr and logs must never carry message content.
         return self.public_id
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
 
 
 class IdempotencyRecord(models.Model):

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Case, F, QuerySet, When
-from django.db.models.functions import Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from convmem.models import Tenant
+from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, Thread
 
 MESSAGE_TABLE = Message._meta.db_table
@@ -246,7 +246,6 @@ def sibling_groups(*, thread: Thread, parent_ids: set[int]) -> dict[int, list[Si
     """
     rows = (
         Message.objects.filter(thread=thread, parent_id__in=parent_ids)
-        .annotate(preview=Substr("content", 1, PREVIEW_CHARS))
         .order_by("id")
         .values_list(
             "id",
@@ -256,11 +255,12 @@ def sibling_groups(*, thread: Thread, parent_ids: set[int]) -> dict[int, list[Si
             "edits_id",
             "token_count",
             "erased_at",
-            "preview",
+            # The whole content: a sealed one opens only whole (cut below).
+            "content",
         )
     )
     groups: dict[int, list[SiblingNode]] = {parent_id: [] for parent_id in parent_ids}
-    for id_, public_id, parent_id, role, edits_id, tokens, erased_at, preview in rows:
+    for id_, public_id, parent_id, role, edits_id, tokens, erased_at, content in rows:
         groups[parent_id].append(
             SiblingNode(
                 id=id_,
@@ -270,7 +270,7 @@ def sibling_groups(*, thread: Thread, parent_ids: set[int]) -> dict[int, list[Si
                 edits_id=edits_id,
                 token_count=tokens,
                 erased=erased_at is not None,
-                preview=preview,
+                preview=stored_open(Message, "content", public_id, content)[:PREVIEW_CHARS],
             )
         )
     return groups

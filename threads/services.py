@@ -22,6 +22,7 @@ from rest_framework.exceptions import NotFound
 
 from auditlog.events import Actor, audit_event_build, audit_event_record
 from auditlog.models import AuditEvent
+from convmem.crypto import encryption_enabled, subject_key_id
 from convmem.db import row_values
 from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
@@ -115,7 +116,7 @@ def thread_create(
     erased (``audit.expiry``); None never; by default the profile's ``thread_ttl`` from now."""
     if expires_at == "profile":
         expires_at = thread_expiry_from_profile(profile, timezone.now())
-    thread = Thread.objects.create(
+    thread = Thread(
         tenant=tenant,
         user_ref=user_ref,
         title=title,
@@ -123,6 +124,10 @@ def thread_create(
         profile=profile,
         expires_at=expires_at,
     )
+    if encryption_enabled():
+        # The subject's key is fetched (or made) here, off the per-turn path, and kept on the row.
+        thread.data_key_id = subject_key_id(tenant_id=tenant.pk, subject=thread.subject)
+    thread.save(force_insert=True)
     root = Message.objects.create(thread=thread, role=Role.ROOT, depth=0, parent=None)
     thread.root = root
     thread.active_leaf = root

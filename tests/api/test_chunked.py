@@ -50,7 +50,11 @@ def send_chunked(
 
 
 def _env() -> dict[str, str]:
-    return {"DATABASE_URL": worker_database_url(), "CONVMEM_MAX_REQUEST_BYTES": str(LIMIT)}
+    return {
+        "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
+        "CONVMEM_MAX_REQUEST_BYTES": str(LIMIT),
+    }
 
 
 @pytest.fixture

@@ -89,6 +89,7 @@ def test_a_broker_outage_does_not_fail_the_request_and_the_dispatcher_recovers(a
     env = {
         **os.environ,
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens there: the broker is down
     }
 

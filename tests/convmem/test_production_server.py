@@ -45,6 +45,7 @@ def server(static_root: Path, transactional_db: None) -> Iterator[WebServer]:
     env = {
         **production_env(static_root),
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "TRUST_X_FORWARDED_PROTO": "true",
     }
     with WebServer(env, workers=1, probe_headers=HTTPS) as web:

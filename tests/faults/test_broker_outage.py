@@ -62,6 +62,7 @@ def stack(broker: RedisServer, django_db_setup: None) -> Iterator[dict[str, str]
     """Web servers and a worker on the test database, both using the private Redis."""
     env = {
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "REDIS_URL": broker.url,
         "CONN_MAX_AGE": "0",
         "CONVMEM_MEMO_REDISPATCH_SECONDS": "1",

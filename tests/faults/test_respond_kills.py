@@ -25,6 +25,7 @@ def test_answers_survive_worker_and_web_kills(tmp_path: Path):
     env = {
         **os.environ,
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "CONVMEM_LOAD_DB": f"{connection.settings_dict['NAME']}_kills",
     }
     command = [

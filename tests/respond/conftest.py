@@ -42,6 +42,7 @@ def web(chat: ChatServer, django_db_setup: None) -> Iterator[WebServer]:
     concurrent requests or a client that hangs up (``transaction=True``)."""
     env = {
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "CONN_MAX_AGE": "0",
         "CONVMEM_CHAT_BASE_URL": chat.base_url,
         "CONVMEM_CHAT_MODEL": CHAT_MODEL,

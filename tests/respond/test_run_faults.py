@@ -189,7 +189,12 @@ def test_the_web_process_killed_mid_stream_leaves_the_run_going(acme, chat, sett
     settings.CONVMEM_RESPOND_IN_WORKER = True
     chat.configure(chunk_delay=0.3)
     env = worker_env(chat)
-    web_env = {**env, "DATABASE_URL": worker_database_url(), "CONN_MAX_AGE": "0"}
+    web_env = {
+        **env,
+        "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
+        "CONN_MAX_AGE": "0",
+    }
     thread = make_thread(acme.tenant)
 
     with start_worker(env):

@@ -232,6 +232,7 @@ def test_with_redis_down_respond_is_503_and_writes_nothing(acme, chat):
     task is refused inside the transaction that would store the turn, so nothing is stored."""
     env = {
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "CONN_MAX_AGE": "0",
         "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
         "CONVMEM_RESPOND_IN_WORKER": "1",

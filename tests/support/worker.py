@@ -33,15 +33,17 @@ from urllib.parse import quote
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection
+from django.db import connections
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 
 
-def worker_database_url() -> str:
-    """A ``DATABASE_URL`` naming the database the test run uses (call after DB setup)."""
+def worker_database_url(alias: str = "default") -> str:
+    """A ``DATABASE_URL`` naming the database the test run uses for ``alias`` (call after DB
+    setup): ``keys`` is the data keys' own database (``CONVMEM_KEYS_DATABASE_URL``)."""
+    connection = connections[alias]
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{Path(db['NAME']).resolve()}"
@@ -108,6 +110,7 @@ def _celery_process(
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "convmem.settings",
         "DATABASE_URL": worker_database_url(),
+        "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "PYTHONUNBUFFERED": "1",
         **(env or {}),
     }

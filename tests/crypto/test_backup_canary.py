@@ -1,0 +1,84 @@
+"""The goal of issue 23: a canary written before a ``pg_dump`` is unreadable in that dump once
+its subject is erased. The dump is taken with the real ``pg_dump``, restored with ``psql`` into
+a fresh database after the erasure, and the restored ciphertext is tried with the live key
+store and key provider (what an attacker holding the dump and the running service would have)."""
+
+import os
+import secrets
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from convmem import crypto
+from tests.conftest import SYSTEM, TenantKit
+from threads import services
+from threads.models import Message
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _libpq_env(name: str) -> dict[str, str]:
+    db = connection.settings_dict
+    return {
+        "PGHOST": db["HOST"] or "127.0.0.1",
+        "PGPORT": str(db["PORT"] or 5432),
+        "PGUSER": db["USER"] or "postgres",
+        "PGPASSWORD": db["PASSWORD"] or "",
+        "PGDATABASE": name,
+    }
+
+
+def _run(command: list[str], database: str) -> None:
+    subprocess.run(command, check=True, env={**os.environ, **_libpq_env(database)}, timeout=300)
+
+
+@pytest.fixture
+def restored_database() -> Any:
+    name = f"{connection.settings_dict['NAME']}_restored_{secrets.token_hex(4)}"
+    _run(["createdb", name], "postgres")
+    yield name
+    _run(["dropdb", "--if-exists", name], "postgres")
+
+
+def _restored_content(database: str, public_id: str) -> str:
+    env = _libpq_env(database)
+    with psycopg.connect(
+        host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], dbname=database
+    ) as restored:
+        row = restored.execute(
+            "SELECT content FROM threads_message WHERE public_id = %s", [public_id]
+        ).fetchone()
+    return row[0]
+
+
+def test_a_canary_in_a_dump_taken_before_the_erasure_is_unreadable_after_it(
+    acme: TenantKit, settings: Any, tmp_path: Path, restored_database: str
+) -> None:
+    settings.CONVMEM_ENCRYPT_CONTENT = True
+    canary = f"CANARY-{secrets.token_hex(8)}"
+    thread = services.thread_create(tenant=acme.tenant, actor=SYSTEM, user_ref="canary-subject")
+    said = services.message_append(
+        thread=thread, actor=SYSTEM, role="user", content=f"my secret is {canary}"
+    )
+    aad = crypto.row_aad("threads_message", said.public_id, "content")
+    dump = tmp_path / "before-erasure.sql"
+    _run(["pg_dump", "--no-owner", "-f", str(dump)], connection.settings_dict["NAME"])
+
+    assert canary not in dump.read_text()
+    # The control: before the erasure the service opens the dumped value.
+    assert crypto.open_text(Message.objects.get(pk=said.pk).content, aad=aad).endswith(canary)
+
+    erased = acme.client.delete(f"/api/v1/threads/{thread.public_id}")
+    assert erased.status_code == 200, erased.content
+    crypto.key_cache.clear()  # as any other process of the service, once its cache expired
+    _run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(dump)], restored_database)
+
+    restored = _restored_content(restored_database, said.public_id)
+    assert restored.startswith(f"enc1:{thread.data_key_id}:")
+    assert canary not in restored
+    with pytest.raises(crypto.KeyUnavailable):
+        crypto.open_text(restored, aad=aad)
