@@ -59,7 +59,8 @@ CURATOR4_COMMIT = "d482f01"
 # 32,768, since an agent whose steps read files and logs runs on a larger model window.
 WINDOWS = {"support": 8_192, "agent": 32_768}
 RESERVE, SYSTEM = 1_024, 60
-MEMO_TOKENS = 480
+# A written memo's size as a share of the profile's memo size (480 of the curator's 512).
+MEMO_FILL = 15 / 16
 # The path handed to the curator: the last turns, as context assembly reads a bounded stretch.
 PATH_TURNS = 400
 ELIDE_ABOVE = 1_024  # a profile's tool_result_elide_tokens
@@ -163,9 +164,14 @@ class Run:
     the model must answer, renders it as token identities and compares it with the previous
     input plus what followed it."""
 
-    def __init__(self, module: ModuleType, window: int, *, recall: bool = False) -> None:
+    def __init__(
+        self, module: ModuleType, window: int, *, recall: bool = False, memo_max: int | None = None
+    ) -> None:
         self.module = module
         self.policy = module.Policy()
+        if memo_max is not None:
+            self.policy = dataclasses.replace(self.policy, memo_max_tokens=memo_max)
+        self.memo_tokens = int(MEMO_FILL * self.policy.memo_max_tokens)
         if recall:
             self.policy = dataclasses.replace(self.policy, recall_max_tokens=RECALL_TOKENS)
         self.recall_rng = random.Random(11) if recall else None
@@ -234,7 +240,7 @@ class Run:
         task statement and the verbatim history, the recalled excerpts, then the current turn."""
         tokens: list[tuple] = [("system", k) for k in range(SYSTEM)]
         if plan.memo is not None:
-            tokens += [("memo", plan.memo.id, k) for k in range(MEMO_TOKENS)]
+            tokens += [("memo", plan.memo.id, k) for k in range(self.memo_tokens)]
         by_id = {m.id: m for m in self.path[-PATH_TURNS - 1 :]}
         current_ids = {m.id for m in current}
         history = [i for i in (*plan.anchor, *plan.recent) if i not in current_ids]
@@ -292,7 +298,7 @@ class Run:
                 id=len(self.memos) + 1,
                 first_id=request.first_id,
                 last_id=request.last_id,
-                tokens=MEMO_TOKENS,
+                tokens=self.memo_tokens,
                 **extra,
             )
         )
@@ -303,12 +309,15 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def run(workload: str, turns: int, curators: dict[str, ModuleType]) -> dict[str, Result]:
+def run(
+    workload: str, turns: int, curators: dict[str, ModuleType], memo_max: int | None = None
+) -> dict[str, Result]:
     runs: dict[str, Run] = {}
+    window = WINDOWS[workload]
     for name, module in curators.items():
-        runs[name] = Run(module, WINDOWS[workload])
+        runs[name] = Run(module, window, memo_max=memo_max)
         if name != "curator/3":  # curator/3 had no recall
-            runs[f"{name} + recall"] = Run(module, WINDOWS[workload], recall=True)
+            runs[f"{name} + recall"] = Run(module, window, recall=True, memo_max=memo_max)
     make = support if workload == "support" else agent
     for messages in make(turns, random.Random(7)):
         for one in runs.values():
@@ -369,6 +378,12 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=5_000)
     parser.add_argument("--why", action="store_true", help="print where prefixes broke")
     parser.add_argument("--workload", choices=("support", "agent"), action="append")
+    parser.add_argument(
+        "--memo-max-tokens",
+        type=int,
+        help="the profile's memo size (default: the curator's Policy default, 512; "
+        "profiles without their own take CONVMEM_DEFAULT_MEMO_MAX_TOKENS, 1,024)",
+    )
     args = parser.parse_args()
     curators = {
         "curator/3": load_curator("curator3", CURATOR3_COMMIT),
@@ -376,7 +391,8 @@ def main() -> int:
         current.VERSION: current,
     }
     for workload in args.workload or ("support", "agent"):
-        report(workload, run(workload, args.turns, curators), why=args.why)
+        results = run(workload, args.turns, curators, args.memo_max_tokens)
+        report(workload, results, why=args.why)
     return 0
 
 
