@@ -20,7 +20,8 @@ curator/3 and curator/4 are loaded from the commits where they last ran (``CURAT
 re-implemented (curator/5 differs from curator/4 only in when a bulky tool result is elided).
 The curators are pure functions: this bench drives them directly with stored token counts,
 renders each input as a sequence of token identities (system prompt, memo, messages, an elided
-result's marker) and writes every requested memo at once, as a worker that keeps pace would.
+result's marker) and writes every requested memo at once, as a worker that keeps pace would,
+segment by segment up to the chain's goal (each segment a writer call and a ready memo).
 (Memo quality through the real services is ``memo_eval``'s job.)
 
 Workloads:
@@ -185,9 +186,13 @@ class Run:
         self.result = Result()
 
     def turn(self, module_turn: type, message: Message) -> object:
-        elided = ELIDED_TOKENS if message.role == "tool" and message.tokens > ELIDE_ABOVE else None
+        elided = self.elided_size(message)
         kwargs = {"calls_tools": message.role == "assistant"} if self._has_calls_tools else {}
         return module_turn(message.id, message.role, message.tokens, elided_tokens=elided, **kwargs)
+
+    @staticmethod
+    def elided_size(message: Message) -> int | None:
+        return ELIDED_TOKENS if message.role == "tool" and message.tokens > ELIDE_ABOVE else None
 
     @property
     def _has_calls_tools(self) -> bool:
@@ -290,14 +295,29 @@ class Run:
             self.result.lost_middle += any(i > memo_end for i in plan.dropped)
 
     def write_memo(self, request: object) -> None:
+        """The requested memo, then the chain's next segments up to its goal, as the memo
+        writer continues a chain (``compaction.services``, sized by ``next_segment``): one
+        writer call and one ready memo per segment."""
+        self.add_memo(request.first_id, request.last_id)
+        last = request.last_id
+        while last < request.goal_id:
+            # message ids count up from 1 along the path, so id n sits at index n - 1
+            rest = [
+                current.Turn(m.id, m.role, m.tokens, elided_tokens=self.elided_size(m))
+                for m in self.path[last : request.goal_id]
+            ]
+            last = rest[current.next_segment(rest, self.policy)].id
+            self.add_memo(request.first_id, last)
+
+    def add_memo(self, first_id: int, last_id: int) -> None:
         self.result.memo_calls += 1
         fields = self.module.Memo.__dataclass_fields__
         extra = {"chain_depth": 0} if "chain_depth" in fields else {}
         self.memos.append(
             self.module.Memo(
                 id=len(self.memos) + 1,
-                first_id=request.first_id,
-                last_id=request.last_id,
+                first_id=first_id,
+                last_id=last_id,
                 tokens=self.memo_tokens,
                 **extra,
             )

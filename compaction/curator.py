@@ -24,7 +24,8 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
    memo ending *earliest* that stands before every turn after it: it costs at most a memo
    slot (``memo_max_tokens`` + overhead), ends before the last ``min_recent_turns`` turns,
    and with every turn after it verbatim fits the room (less the recall slot, see "Recall").
-   The previous input's memo (``previous``) is kept while it still stands. As the
+   The previous input's memo (``previous``) is kept while it still stands; when it does not
+   (a block boundary), the memo shown is the one ending *latest* that stands. As the
    conversation grows the same memo keeps standing, so turn after turn the input starts with
    the same system prompt, memo and first verbatim turn, and the next input is the previous
    one plus its answer and the new turn: a provider's prompt cache can serve it. Only when
@@ -435,7 +436,7 @@ def curate_history(
     elif layout.history_fits(elide=True):
         plan = layout.everything(elide=True)
     else:
-        plan = layout.split(placed)
+        plan = layout.split(placed, boundary=previous is not None)
     return _with_request(plan, layout, memos)
 
 
@@ -529,11 +530,18 @@ class _Layout:
     def everything(self, *, elide: bool) -> Plan:
         return self._plan(_Sections(None, 0, -1, None, 0, elide))
 
-    def split(self, placed: list[tuple[Memo, int, int]]) -> Plan:
+    def split(self, placed: list[tuple[Memo, int, int]], *, boundary: bool = False) -> Plan:
+        """The memo ending earliest that stands before every turn after it or, at a block
+        ``boundary`` (the previous input's prefix no longer stands), the one ending latest: the
+        chain was asked for to end at the low-water mark, and its earlier segments' memos
+        would start a shorter block; else the fallback."""
         standing = [p for p in placed if self._stands(*p)]
-        first = min(standing, key=lambda p: (p[2], p[1], p[0].id), default=None)
-        if first is not None:
-            return self.stable(first)
+        if boundary:
+            chosen = max(standing, key=lambda p: (p[2], p[0].id), default=None)
+        else:
+            chosen = min(standing, key=lambda p: (p[2], p[1], p[0].id), default=None)
+        if chosen is not None:
+            return self.stable(chosen)
         return self._fallback(placed)
 
     def stable(self, placed: tuple[Memo, int, int]) -> Plan:

@@ -884,6 +884,23 @@ def test_the_memo_shown_stays_until_the_turns_after_it_overflow() -> None:
     assert (ten.memo, ten.recent) == (second, (7, 8, 9, 10))
 
 
+def test_at_a_block_boundary_the_input_moves_to_the_chains_end_not_a_segment_of_it() -> None:
+    """A chain written segment by segment leaves a ready memo at each segment's end. When the
+    previous input's memo no longer stands, the input moves to the memo ending latest (the
+    chain was asked for to end at the low-water mark), so the next block is as long as the
+    marks make it; with no previous input the earliest that stands is shown (the most turns
+    verbatim)."""
+    old, segment, goal = memo(7, 1, 2), memo(8, 1, 4), memo(9, 1, 6)
+    path = conversation(*[100] * 10)
+    budget = Budget(window=800, reserve=100)  # old + turns 3-10 = 850 > 700: old cannot stand
+
+    boundary = curate(path, [old, segment, goal], budget, PLAIN, previous=Prefix(7, 3))
+    fresh = curate(path, [old, segment, goal], budget, PLAIN)
+
+    assert (boundary.memo, boundary.recent) == (goal, (7, 8, 9, 10))
+    assert (fresh.memo, fresh.recent) == (segment, (5, 6, 7, 8, 9, 10))
+
+
 @given(cases(), st.integers(0, 400), st.integers(0, 400))
 @settings(max_examples=300)
 def test_between_block_boundaries_the_next_input_extends_this_one(
