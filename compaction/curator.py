@@ -80,7 +80,9 @@ VERSION = "curator/5"
 # and curator/2 grew one memo from the first message; curator/3 slid the verbatim window by
 # one turn every turn and had no recall; curator/4 kept the stable prefix as this one does but
 # elided a bulky tool result when it left the last ``min_recent_turns`` turns (in the middle
-# of the input, so a prompt cache lost the turns after it). None of them runs any more.
+# of the input, so a prompt cache lost the turns after it) and at a block boundary moved to the
+# memo ending earliest that stands (a chain's first segment, so a shorter block). None of them
+# runs any more.
 KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", "curator/4", VERSION)
 TASK_ROLE = "user"
 # The most of the available budget the memo slot (and the recall slot) may take: in a small

@@ -43,7 +43,8 @@ _CURATOR4_POLICY: dict[str, Any] = {
 }
 POLICY_DEFAULTS: dict[str, dict[str, Any]] = {
     "curator/4": _CURATOR4_POLICY,
-    # curator/5 changed when tool results are elided, not the policy's fields or defaults.
+    # curator/5 changed when tool results are elided and which memo a block boundary moves to,
+    # not the policy's fields or defaults.
     "curator/5": dict(_CURATOR4_POLICY),
 }
 
