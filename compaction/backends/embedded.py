@@ -39,6 +39,7 @@ writer may hand this backend in one call.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -584,13 +585,16 @@ class Memo:
         return set().union(*(line.keys for line in self.lines)) if self.lines else set()
 
 
-def _label_of(text: str, anchors: Sequence[str], value: str) -> list[str]:
+# A pure function of its strings, asked again for every earlier line each time a statement is
+# folded in (most of a memo write's time): remembered for the lines of the memos being written.
+@functools.lru_cache(maxsize=8192)
+def _label_of(text: str, anchors: tuple[str, ...], value: str) -> tuple[str, ...]:
     """The label of ``value`` in ``text``: the words before the run of values it is written
     in ("SN PQQT-J85V", "GBP 274.54", "José Álvarez Núñez" read from their first value)."""
     lowered = text.casefold()
     at = lowered.find(value.casefold())
     if at < 0:
-        return []
+        return ()
     start = value
     moved = True
     while moved:
@@ -603,7 +607,7 @@ def _label_of(text: str, anchors: Sequence[str], value: str) -> list[str]:
             if len(gap) <= 2 and not gap.strip(" ,"):
                 at, start, moved = end, anchor, True
                 break
-    return _label_before(text, start)
+    return tuple(_label_before(text, start))
 
 
 def _label_before(text: str, value: str) -> list[str]:
@@ -631,7 +635,7 @@ _DETERMINERS = frozenset(
 CUT_OFF = "\x00…"
 
 
-def _label_match(one: list[str], other: list[str]) -> int:
+def _label_match(one: Sequence[str], other: Sequence[str]) -> int:
     """How many words two labels end with alike."""
     matched = 0
     for a, b in zip(reversed(one), reversed(other), strict=False):
@@ -641,7 +645,7 @@ def _label_match(one: list[str], other: list[str]) -> int:
     return matched
 
 
-def _telling_shapes(shaped: list[str], label: list[str], old: Line) -> bool:
+def _telling_shapes(shaped: list[str], label: Sequence[str], old: Line) -> bool:
     """Whether values of the new line's shapes tell that ``old`` holds the stale value: a shape
     of three classes or more ("a-9", "9/9/9"), two shapes or more in common (an address: "9",
     "a9", "9a"), or a label ending alike. A lone word or number alone tells nothing."""
@@ -651,7 +655,7 @@ def _telling_shapes(shaped: list[str], label: list[str], old: Line) -> bool:
     return any(_label_match(label, _label_of(old.text, old.anchors, a)) for a in shaped)
 
 
-def _related_label(one: list[str], other: list[str]) -> bool:
+def _related_label(one: Sequence[str], other: Sequence[str]) -> bool:
     """Whether two labels name one slot of one matter in other words: they end alike for three
     words or more (the matter: "for the router return") and, before that, share a word of four
     letters or more ("the agent handling it" and "the name of the support agent")."""
@@ -662,7 +666,7 @@ def _related_label(one: list[str], other: list[str]) -> bool:
     return bool(rest & set(other[: len(other) - matched]))
 
 
-def _same_label(one: list[str], other: list[str]) -> bool:
+def _same_label(one: Sequence[str], other: Sequence[str]) -> bool:
     """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
     shorter one (at least four words). Not when they part inside a noun phrase: "the lumber
     supplier's invoice …" and "the concrete supplier's invoice …" name two things (what they

@@ -16,6 +16,7 @@ a preference or a decision are general English connectives ("actually", "instead
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -239,6 +240,7 @@ def _caseless_script(word: str) -> bool:
     return any(char.isalpha() and unicodedata.category(char) == "Lo" for char in word)
 
 
+@functools.lru_cache(maxsize=8192)  # asked again for every kept line at each fold
 def topic_words(text: str, anchors_of_text: tuple[str, ...]) -> frozenset[str]:
     """Lower-case content words of ``text`` (four letters or more, no anchors): what a later
     statement about the same thing is likely to repeat ("address", "delivery", "flight")."""
