@@ -86,6 +86,10 @@ UNSTATED_RULES = {
     NULL_CONTENT,
     # a webhook URL: the schema says `uri`, which admits more than an http(s) URL with a host
     "Enter a valid URL.",
+    # a thread's expiry: a date the schema cannot compare with now, and the two fields that
+    # say the same thing, one at a time
+    "Must be in the future.",
+    "Give expires_at or expires_in, not both.",
 }
 ID_FIELDS = {
     "thread_id": "thr_",
