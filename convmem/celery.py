@@ -35,7 +35,12 @@ app.autodiscover_tasks()
 
 @task_prerun.connect
 @task_postrun.connect
-def _connections_recycle(**_: Any) -> None:
+def _connections_recycle(task: Any = None, **_: Any) -> None:
+    """Not for a task run eagerly (``apply()``, inside the caller's own request or
+    transaction): closing connections there would break the caller's transaction, which is
+    why Celery's fixup skips eager tasks too."""
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
     from django.db import close_old_connections
 
     close_old_connections()
