@@ -69,7 +69,11 @@ class Serve:
 @contextmanager
 def serve(var_dir: Path, args: list[str], **env: str) -> Iterator[Serve]:
     # The embedded defaults, as after a checkout: no DATABASE_URL / REDIS_URL of the test run.
-    base = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "PORT"}}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "CONVMEM_KEYS_DATABASE_URL", "PORT"}
+    }
     running = Serve(args, {**base, "CONVMEM_VAR_DIR": str(var_dir), **env})
     try:
         yield running
