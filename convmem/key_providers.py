@@ -12,6 +12,7 @@ import base64
 import hashlib
 import os
 import secrets
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -23,18 +24,20 @@ MASTER_KEY_FILE = "master-key"
 NONCE_BYTES = 12
 
 
-class KeyProvider:
-    """The interface. ``kek_id`` names the key-encryption key new wraps use."""
+class KeyProvider(ABC):
+    """The interface a KMS implements. ``kek_id`` names the key-encryption key new wraps use."""
 
     kek_id: str
 
+    @abstractmethod
     def wrap(self, key_id: str, data_key: bytes) -> bytes:
-        raise NotImplementedError
+        """``data_key`` wrapped under the current key-encryption key."""
 
+    @abstractmethod
     def unwrap(self, key_id: str, wrapped: bytes, kek_id: str) -> bytes:
-        raise NotImplementedError
+        """The data key ``wrapped`` holds, wrapped under ``kek_id``."""
 
-    def destroy(self, key_id: str) -> None:
+    def destroy(self, key_id: str) -> None:  # noqa: B027 (an optional hook: a KMS deletes its own copy)
         """Called after the store has cleared the wrapped key (nothing more to do locally)."""
 
 
