@@ -2,10 +2,12 @@
 
 ``convmem.crypto`` keeps each subject's data key wrapped in the ``keys`` database; the provider
 named by ``CONVMEM_KEY_PROVIDER`` does the wrapping. ``LocalKeyProvider`` (the default) wraps
-with AES-256-GCM under a master key-encryption key from ``CONVMEM_MASTER_KEY``; a KMS plugs in
-by implementing ``KeyProvider`` (its ``wrap``/``unwrap`` call the KMS's encrypt/decrypt with
-the data key's id as encryption context, and ``destroy`` may schedule the deletion of anything
-the KMS keeps per subject).
+with AES-256-GCM under a master key-encryption key from ``CONVMEM_MASTER_KEY``, and unwraps
+under it or under any of the earlier master keys listed in ``CONVMEM_MASTER_KEY_PREVIOUS``
+(a rotation: ``manage.py rotate_keys`` re-wraps every data key under the current one, see
+``convmem.key_rotation``). A KMS plugs in by implementing ``KeyProvider`` (its ``wrap``/
+``unwrap`` call the KMS's encrypt/decrypt with the data key's id as encryption context, and
+``destroy`` may schedule the deletion of anything the KMS keeps per subject).
 """
 
 import base64
@@ -56,36 +58,61 @@ def _development_master_key() -> bytes:
     return base64.b64decode(path.read_text().strip())
 
 
-def master_key() -> bytes:
-    configured = settings.CONVMEM_MASTER_KEY
-    if configured:
-        key = base64.b64decode(configured)
-    elif not settings.CONVMEM_MASTER_KEY_REQUIRED:
-        key = _development_master_key()
-    else:
-        raise ImproperlyConfigured(
-            "CONVMEM_MASTER_KEY is not set: production settings need a key-encryption key "
-            "(32 random bytes, base64) from the environment or a KMS key provider."
-        )
+def _decoded(configured: str, setting: str) -> bytes:
+    key = base64.b64decode(configured)
     if len(key) != 32:
-        raise ImproperlyConfigured("CONVMEM_MASTER_KEY must be 32 bytes, base64-encoded")
+        raise ImproperlyConfigured(f"{setting} must hold 32-byte keys, base64-encoded")
     return key
 
 
+def master_key() -> bytes:
+    configured = settings.CONVMEM_MASTER_KEY
+    if configured:
+        return _decoded(configured, "CONVMEM_MASTER_KEY")
+    if not settings.CONVMEM_MASTER_KEY_REQUIRED:
+        return _development_master_key()
+    raise ImproperlyConfigured(
+        "CONVMEM_MASTER_KEY is not set: production settings need a key-encryption key "
+        "(32 random bytes, base64) from the environment or a KMS key provider."
+    )
+
+
+def previous_master_keys() -> list[bytes]:
+    """The master keys a rotation is moving away from (``CONVMEM_MASTER_KEY_PREVIOUS``): they
+    still unwrap the data keys not yet re-wrapped, and wrap nothing new."""
+    listed = settings.CONVMEM_MASTER_KEY_PREVIOUS
+    return [_decoded(k, "CONVMEM_MASTER_KEY_PREVIOUS") for k in listed]
+
+
+def local_kek_id(key: bytes) -> str:
+    """The id a master key is known by in ``DataKey.kek_id`` (a digest: never the key)."""
+    return "local:" + hashlib.sha256(key).hexdigest()[:16]
+
+
 class LocalKeyProvider(KeyProvider):
-    def __init__(self, key: bytes | None = None) -> None:
+    """Wraps under the current master key; unwraps under it or a previous one, chosen by the
+    ``kek_id`` the data key's row records (so a half-done rotation leaves every key openable)."""
+
+    def __init__(self, key: bytes | None = None, previous: list[bytes] | None = None) -> None:
         key = key or master_key()
-        self._kek = AESGCM(key)
-        self.kek_id = "local:" + hashlib.sha256(key).hexdigest()[:16]
+        self.kek_id = local_kek_id(key)
+        self._keks = {self.kek_id: AESGCM(key)}
+        for old in previous_master_keys() if previous is None else previous:
+            self._keks.setdefault(local_kek_id(old), AESGCM(old))
 
     def wrap(self, key_id: str, data_key: bytes) -> bytes:
         nonce = secrets.token_bytes(NONCE_BYTES)
-        return nonce + self._kek.encrypt(nonce, data_key, _wrap_aad(key_id))
+        kek = self._keks[self.kek_id]
+        return nonce + kek.encrypt(nonce, data_key, _wrap_aad(key_id))
 
     def unwrap(self, key_id: str, wrapped: bytes, kek_id: str) -> bytes:
-        if kek_id != self.kek_id:
-            raise ImproperlyConfigured(f"data key {key_id} was wrapped by {kek_id}, not this KEK")
-        return self._kek.decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _wrap_aad(key_id))
+        kek = self._keks.get(kek_id)
+        if kek is None:
+            raise ImproperlyConfigured(
+                f"data key {key_id} was wrapped by {kek_id}, which is neither CONVMEM_MASTER_KEY "
+                "nor one of CONVMEM_MASTER_KEY_PREVIOUS"
+            )
+        return kek.decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _wrap_aad(key_id))
 
 
 _provider: KeyProvider | None = None

@@ -139,6 +139,9 @@ CONVMEM_KEY_PROVIDER = env.str(
 # The local provider's key-encryption key: 32 bytes, base64. Without it a development key is
 # generated into VAR_DIR (refused when DEBUG is off: see convmem.key_providers).
 CONVMEM_MASTER_KEY = env.str("CONVMEM_MASTER_KEY", default="")
+# Earlier master keys, comma-separated, during a rotation (manage.py rotate_keys): they unwrap
+# the data keys not yet re-wrapped under CONVMEM_MASTER_KEY and wrap nothing new.
+CONVMEM_MASTER_KEY_PREVIOUS = env.list("CONVMEM_MASTER_KEY_PREVIOUS", default=[])
 # Production settings (DEBUG off) refuse to start sealing without one.
 CONVMEM_MASTER_KEY_REQUIRED = env.bool("CONVMEM_MASTER_KEY_REQUIRED", default=not DEBUG)
 # Unwrapped data keys kept per process (least recently used dropped), and for how long: another
