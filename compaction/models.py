@@ -10,6 +10,7 @@ from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
 from convmem.sealed_fields import SealedRow, SealedTextField
+from threads.erasure import ERASED
 
 
 class Summary(SealedRow, models.Model):
@@ -120,6 +121,10 @@ class Summary(SealedRow, models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+    # An erased memo keeps its marker in clear (erasure's queries compare it as stored).
+    SEALING_RELATED = ("thread",)
+    SEALABLE_ROWS = ~Q(text=ERASED)
 
     def sealing_key_id(self, renew: bool = False) -> str:
         return self.thread.data_key(renew=renew)

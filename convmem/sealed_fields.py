@@ -9,6 +9,7 @@ its values when loaded (``SealedRow.from_db``). ``convmem.crypto`` does the cryp
 from typing import Any
 
 from django.db import models
+from django.db.models import Q
 
 from convmem import crypto
 
@@ -18,6 +19,11 @@ class SealedRow:
     subject ('' when the row is not to be sealed); the public id is the row's identity."""
 
     SEALED_IDENTITY = "public_id"
+    # For sealing rows written before encryption (``convmem.seal_existing``): the relations
+    # ``sealing_key_id`` reads through (loaded once per batch), and which rows hold content
+    # (an erasure's clear markers are not content, and queries compare them as stored).
+    SEALING_RELATED: tuple[str, ...] = ()
+    SEALABLE_ROWS = Q()
 
     def sealing_key_id(self, renew: bool = False) -> str:
         raise NotImplementedError
@@ -29,7 +35,7 @@ class SealedRow:
     @classmethod
     def from_db(cls, db: str, field_names: Any, values: Any) -> Any:
         instance = super().from_db(db, field_names, values)  # type: ignore[misc]
-        for field in _sealed_fields(cls):
+        for field in sealed_fields(cls):
             if field.attname in instance.__dict__:
                 stored = instance.__dict__[field.attname]
                 if field.holds_sealed(stored):
@@ -42,7 +48,8 @@ class SealedRow:
 _SEALED_FIELDS: dict[type, list[Any]] = {}
 
 
-def _sealed_fields(model: type) -> list[Any]:
+def sealed_fields(model: type) -> list[Any]:
+    """The model's sealed fields (cached per model)."""
     if model not in _SEALED_FIELDS:
         _SEALED_FIELDS[model] = [
             f
@@ -81,20 +88,26 @@ class SealedField:
         base = next(b for b in type(self).__mro__ if b.__module__.startswith("django.db.models"))
         return name, f"django.db.models.{base.__name__}", args, kwargs
 
-    def pre_save(self, model_instance: Any, add: bool) -> Any:
-        value = super().pre_save(model_instance, add)  # type: ignore[misc]
-        if value in (None, "", {}, []) or not crypto.encryption_enabled():
-            return value
-        if self.holds_sealed(value):
-            return value
-        key_id = model_instance.sealing_key_id()
+    def needs_sealing(self, stored: Any) -> bool:
+        """A stored value that is content in clear (empty values are not content)."""
+        return stored not in (None, "", {}, []) and not self.holds_sealed(stored)
+
+    def sealed(self, instance: SealedRow, value: Any) -> Any:
+        """``value`` sealed with the row's subject key (as it is when the row is not sealed)."""
+        key_id = instance.sealing_key_id()
         if not key_id:
             return value
         try:
-            return self.seal(model_instance, value, key_id)
+            return self.seal(instance, value, key_id)
         except crypto.KeyUnavailable:
             # The subject was erased since the row's key id was read: the subject's new key.
-            return self.seal(model_instance, value, model_instance.sealing_key_id(renew=True))
+            return self.seal(instance, value, instance.sealing_key_id(renew=True))
+
+    def pre_save(self, model_instance: Any, add: bool) -> Any:
+        value = super().pre_save(model_instance, add)  # type: ignore[misc]
+        if not crypto.encryption_enabled() or not self.needs_sealing(value):
+            return value
+        return self.sealed(model_instance, value)
 
 
 class SealedTextField(SealedField, models.TextField):
