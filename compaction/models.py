@@ -122,8 +122,8 @@ class Summary(SealedRow, models.Model):
     def __str__(self) -> str:
         return self.public_id
 
-    # An erased memo keeps its marker in clear (erasure's queries compare it as stored).
     SEALING_RELATED = ("thread",)
+    # An erased memo keeps its marker in clear (erasure's queries compare it as stored).
     SEALABLE_ROWS = ~Q(text=ERASED)
 
     def sealing_key_id(self, renew: bool = False) -> str:

@@ -238,8 +238,8 @@ class Message(SealedRow, TreeNode):
         # Ids only: admin LogEntry.object_repr and logs must never carry message content.
         return self.public_id
 
-    # An erased message keeps its markers in clear, as erasure wrote them.
     SEALING_RELATED = ("thread",)
+    # An erased message keeps its markers in clear, as erasure wrote them.
     SEALABLE_ROWS = Q(erased_at__isnull=True)
 
     def sealing_key_id(self, renew: bool = False) -> str:
