@@ -8,7 +8,8 @@ Builds two threads in a scratch database (created and dropped here, as is a scra
 database; your data is not touched), each message with its ``message.appended`` audit event as
 in real use, then streams each export (``json`` and ``jsonl``) through ``audit.exports`` and
 measures the peak of Python allocations with ``tracemalloc``. The export reads in batches of
-``CONVMEM_EXPORT_BATCH_SIZE`` rows, so the peak must not follow the history: the large/small ratio must stay <= 2.
+``CONVMEM_EXPORT_BATCH_SIZE`` rows, so the peak must not follow the history: the large/small
+ratio must stay <= 2.
 
 ``--encryption`` (issue 23) builds two threads of ``--large`` messages, one written with
 ``CONVMEM_ENCRYPT_CONTENT`` on (every message sealed with its subject's key) and one without,
