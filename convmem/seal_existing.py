@@ -29,8 +29,12 @@ BATCH_SIZE = 500
 
 
 def sealed_models() -> list[type[models.Model]]:
-    """Every installed model with sealed fields."""
-    return [m for m in apps.get_models() if issubclass(m, SealedRow) and sealed_fields(m)]
+    """Every installed model with sealed fields (proxies share their model's table: left out)."""
+    return [
+        m
+        for m in apps.get_models()
+        if issubclass(m, SealedRow) and sealed_fields(m) and not m._meta.proxy
+    ]
 
 
 def sealable_rows(model: type[models.Model]) -> models.QuerySet:
