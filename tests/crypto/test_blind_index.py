@@ -170,6 +170,8 @@ def test_the_admins_message_search_finds_sealed_messages(acme: TenantKit) -> Non
     page = response.content.decode()
     assert message.public_id in page
     assert other.public_id not in page
+    assert "the passport number is pz4471" in page  # the preview, opened
+    assert "enc1:" not in page
 
 
 def test_recall_brings_back_a_sealed_fact(acme: TenantKit) -> None:
