@@ -24,8 +24,14 @@ Erased messages are not in the index, and the hidden root never matches (it has 
   drops its triggers: ``search_index_ensure`` (run after every ``migrate``) creates any that
   are missing.
 
+A sealed message (``CONVMEM_ENCRYPT_CONTENT``) has ciphertext for content: it is indexed by its
+blind document instead (``Message.search_terms``: the keyed hashes of its words under the
+subject's key, ``convmem.blind_index``) — on PostgreSQL the document's ``CASE`` reads it, on
+SQLite the trigger puts it in the ``blind`` column. A query asks for its words in clear or,
+under each key searched (``search_key_ids``), for that key's token and the words' hashes.
+
 Queries: every word of the query must occur (AND), case-insensitively, on both backends; on
-SQLite only in ``body`` (a word of the query never matches the thread token).
+SQLite only in ``body`` or ``blind`` (a word of the query never matches the thread token).
 Snippets come back HTML-escaped with the matched words in ``<mark>…</mark>``.
 """
 
