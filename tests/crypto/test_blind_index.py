@@ -231,3 +231,33 @@ def test_after_the_subject_is_erased_nothing_is_found_and_no_word_can_be_hashed(
     with pytest.raises(crypto.KeyUnavailable):
         blind_index.word_tokens(["pz4471"], key_id)
     assert not Message.objects.filter(thread=thread).exclude(search_terms="").exists()
+
+
+def _indexed_lexemes(message: Message) -> set[str]:
+    """What the full-text index holds for ``message``: PostgreSQL's indexed expression's
+    lexemes, SQLite's FTS5 row."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            document = f"SELECT {search.SEARCH_DOCUMENT} FROM threads_message"
+            cursor.execute(
+                f"SELECT word FROM ts_stat($q${document} WHERE id = {int(message.pk)}$q$)"
+            )
+            return {row[0] for row in cursor.fetchall()}
+        cursor.execute(
+            f"SELECT body, blind, thread FROM {search.FTS_TABLE} WHERE rowid = %s", [message.pk]
+        )
+        body, blind, thread = cursor.fetchone()
+        assert body == ""
+        return {thread, *blind.split()}
+
+
+def test_the_index_holds_the_key_token_and_hashes_only(acme: TenantKit) -> None:
+    thread = make_thread(acme.tenant, user_ref="ana")
+    message = append(thread, "user", "my passport number is pz4471")
+
+    lexemes = _indexed_lexemes(message)
+
+    assert not {"my", "passport", "number", "is", "pz4471"} & lexemes
+    expected = set(stored(message)[1].split())
+    assert expected <= lexemes
+    assert len(lexemes - expected) == 1  # the thread's own lexeme / token
