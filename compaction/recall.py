@@ -90,6 +90,8 @@ def recall_candidates(
         below_id=query.id,
         below_depth=below_depth,
         per_term=PER_TERM + 1,
+        # Sealed messages hold the words' hashes under the subject's key.
+        key_id=thread.data_key_id,
     )
     ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
     found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)

@@ -17,6 +17,7 @@ first use in a process.
 """
 
 import base64
+import hmac
 import json
 import secrets
 import threading
@@ -176,6 +177,7 @@ def subject_keys_destroy(*, tenant_id: int, subject: str) -> list[DestroyedKey]:
             destroyed.append(DestroyedKey(key_id=key_id, destroyed_at=now))
     for key in destroyed:
         key_cache.drop(key.key_id)
+        search_key_cache.drop(key.key_id)
         key_provider().destroy(key.key_id)
     return destroyed
 
@@ -235,3 +237,72 @@ def open_json(stored: Any, *, aad: bytes) -> Any:
     if not is_sealed(stored):
         return stored
     return json.loads(open_bytes(stored, aad=aad))
+
+
+# --- The blind index: keyed hashes of words (``convmem.blind_index``) -------------------------
+#
+# A search key is derived from the subject's data key (HKDF-SHA256, its own ``info``), so it
+# lives and dies with the data key: once the data key is destroyed, the hashes a backup holds
+# can no longer be recomputed for any word, and a dictionary attack needs the key.
+
+SEARCH_KEY_INFO = b"convmem blind index v1"
+SEARCH_TOKEN_BYTES = 8
+
+search_key_cache = _KeyCache()
+
+
+def _search_key_derive(material: bytes) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=SEARCH_KEY_INFO).derive(
+        material
+    )
+
+
+def search_keys_load(key_ids: list[str]) -> dict[str, bytes]:
+    """The search keys of ``key_ids`` that are live, by key id (destroyed or unknown ones are
+    left out): cached ones from the cache, the others unwrapped after one keys-database query
+    for all of them."""
+    from convmem.models import DataKey
+
+    found: dict[str, bytes] = {}
+    missing = []
+    for key_id in key_ids:
+        cached = search_key_cache.get(key_id)
+        if cached is None:
+            missing.append(key_id)
+        else:
+            found[key_id] = cached  # type: ignore[assignment]
+    if missing:
+        provider = key_provider()
+        rows = DataKey.objects.filter(key_id__in=missing, wrapped__isnull=False).values_list(
+            "key_id", "wrapped", "kek_id"
+        )
+        for key_id, wrapped, kek_id in rows:
+            search_key = _search_key_derive(provider.unwrap(key_id, bytes(wrapped), kek_id))
+            search_key_cache.put(key_id, search_key)  # type: ignore[arg-type]
+            found[key_id] = search_key
+    return found
+
+
+def search_tokens(words: list[str], *, key_id: str) -> list[str]:
+    """Each word's keyed hash under the search key of ``key_id`` (HMAC-SHA256, truncated to
+    ``SEARCH_TOKEN_BYTES``, hex), in the order given. Raises ``KeyUnavailable`` when the key is
+    destroyed or unknown."""
+    key = search_keys_load([key_id]).get(key_id)
+    if key is None:
+        raise KeyUnavailable(f"data key {key_id} is destroyed or unknown")
+    return [hmac.digest(key, word.encode(), "sha256")[:SEARCH_TOKEN_BYTES].hex() for word in words]
+
+
+def live_key_ids(*, tenant_id: int | None = None, subject: str | None = None) -> list[str]:
+    """The ids of the live data keys of a tenant (or of every tenant), or of one subject."""
+    from convmem.models import DataKey
+
+    live = DataKey.objects.filter(destroyed_at__isnull=True)
+    if tenant_id is not None:
+        live = live.filter(tenant_id=tenant_id)
+    if subject is not None:
+        live = live.filter(subject=subject)
+    return list(live.values_list("key_id", flat=True))

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from convmem import crypto
+from convmem.blind_index import blind_document
 
 
 class SealedRow:
@@ -215,3 +216,30 @@ def stored_open(model: type[models.Model], field_name: str, row_id: str, stored:
     if not isinstance(field, SealedField) or not field.holds_sealed(stored):
         return stored
     return field.open(_RowIdentity(model, row_id), stored)  # type: ignore[arg-type]
+
+
+class BlindIndexField(models.TextField):
+    """A sealed row's blind document (``convmem.blind_index``), computed in ``pre_save`` from
+    the row's text in clear (``blind_index_text()``) under the key its fields are sealed with:
+    "" when sealing is off, so the index reads the content itself. Like the sealed fields it is
+    computed on every write path that calls ``pre_save`` (``save``, ``bulk_create``,
+    ``convmem.db.rows_insert`` and the one-statement append); erasure clears it with
+    ``update()``. A row whose ``blind_index_text()`` is None is not indexed."""
+
+    def pre_save(self, model_instance: Any, add: bool) -> Any:
+        if not crypto.encryption_enabled():
+            return super().pre_save(model_instance, add)
+        text = model_instance.blind_index_text()
+        key_id = model_instance.sealing_key_id() if text is not None else ""
+        if not key_id:
+            return ""
+        try:
+            document = blind_document(text, key_id)
+        except crypto.KeyUnavailable:
+            document = blind_document(text, model_instance.sealing_key_id(renew=True))
+        setattr(model_instance, self.attname, document)
+        return document
+
+    def deconstruct(self) -> Any:
+        name, _path, args, kwargs = super().deconstruct()
+        return name, "django.db.models.TextField", args, kwargs

@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.db.models import Case, F, Q, QuerySet, TextField, When
 from django.db.models.functions import Substr
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
@@ -24,6 +24,7 @@ from django.utils.safestring import mark_safe
 from auditlog.events import Actor, audit_event_record
 from convmem.admin_changelist import ViewOnlyAdmin
 from convmem.ids import PUBLIC_ID
+from convmem.sealed_fields import stored_open
 from threads import admin_views, search
 from threads.erasure import ERASED
 from threads.models import Message, Role, Thread
@@ -158,6 +159,9 @@ class ThreadAdmin(MessageBodyHooks, ViewOnlyAdmin):
         return thread
 
 
+PREVIEW_CHARS = 100
+
+
 @admin.register(Message)
 class MessageAdmin(MessageBodyHooks, ViewOnlyAdmin):
     """Messages, searchable by content for staff who may view messages (searches are audited).
@@ -183,7 +187,15 @@ class MessageAdmin(MessageBodyHooks, ViewOnlyAdmin):
             .get_queryset(request)
             .exclude(role=Role.ROOT)
             .defer("content")
-            .annotate(content_preview=Substr("content", 1, 100))
+            # A sealed message's preview is its whole (ciphertext) content, opened in
+            # ``preview``: a prefix of ciphertext opens to nothing.
+            .annotate(
+                content_preview=Case(
+                    When(search_terms="", then=Substr("content", 1, PREVIEW_CHARS)),
+                    default=F("content"),
+                    output_field=TextField(),
+                )
+            )
         )
 
     def get_search_results(
@@ -215,7 +227,7 @@ class MessageAdmin(MessageBodyHooks, ViewOnlyAdmin):
     def preview(self, obj: Message) -> str:
         if obj.erased_at:
             return ERASED
-        return obj.content_preview
+        return stored_open(Message, "content", obj.public_id, obj.content_preview)[:PREVIEW_CHARS]
 
     def change_view(
         self,

@@ -48,7 +48,7 @@ def messages_tombstone(live: QuerySet[Message], now: datetime) -> tuple[list[int
             return pks, ids
         batch_pks = [pk for pk, _ in batch]
         Message.objects.filter(pk__in=batch_pks).update(
-            content=ERASED, content_parts=None, metadata={}, erased_at=now
+            content=ERASED, content_parts=None, metadata={}, search_terms="", erased_at=now
         )
         _erase_tool_arguments(batch_pks)
         pks += batch_pks

@@ -14,6 +14,7 @@ from convmem.ids import new_message_id, new_thread_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
 from convmem.sealed_fields import (
+    BlindIndexField,
     SealedJSONField,
     SealedRow,
     SealedTextField,
@@ -197,6 +198,9 @@ class Message(SealedRow, TreeNode):
     assembly_public_id = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     erased_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # With sealing on, what the full-text index holds instead of the words: keyed hashes of
+    # them under the subject's key (``convmem.blind_index``); "" otherwise, and once erased.
+    search_terms = BlindIndexField(blank=True, default="", db_default="", editable=False)
 
     class Meta:
         ordering = ["id"]
@@ -244,6 +248,23 @@ class Message(SealedRow, TreeNode):
 
     def sealing_key_id(self, renew: bool = False) -> str:
         return self.thread.data_key(renew=renew)
+
+    def blind_index_text(self) -> str | None:
+        """The text the index finds the message by: its content (for content parts, their
+        text) and each tool call's name and arguments (as ``threads.search`` indexes them);
+        None for the hidden root, which is never found (and seals nothing)."""
+        if self.role == Role.ROOT:
+            return None
+        calls = self.tool_calls if isinstance(self.tool_calls, list) else []
+        functions = [call.get("function") or {} for call in calls if isinstance(call, dict)]
+        pieces = [
+            str(value)
+            for function in functions
+            if isinstance(function, dict)
+            for value in (function.get("name"), function.get("arguments"))
+            if value
+        ]
+        return " ".join([self.content or "", *pieces])
 
 
 class IdempotencyRecord(models.Model):

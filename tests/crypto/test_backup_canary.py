@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from convmem import crypto
+from convmem import blind_index, crypto
 from tests.conftest import SYSTEM, TenantKit
 from threads import services
 from threads.models import Message
@@ -44,15 +44,15 @@ def restored_database() -> Any:
     _run(["dropdb", "--if-exists", name], "postgres")
 
 
-def _restored_content(database: str, public_id: str) -> str:
+def _restored_row(database: str, public_id: str) -> tuple[str, str]:
     env = _libpq_env(database)
     with psycopg.connect(
         host=env["PGHOST"], port=env["PGPORT"], user=env["PGUSER"], dbname=database
     ) as restored:
         row = restored.execute(
-            "SELECT content FROM threads_message WHERE public_id = %s", [public_id]
+            "SELECT content, search_terms FROM threads_message WHERE public_id = %s", [public_id]
         ).fetchone()
-    return row[0]
+    return row
 
 
 def test_a_canary_in_a_dump_taken_before_the_erasure_is_unreadable_after_it(
@@ -68,7 +68,14 @@ def test_a_canary_in_a_dump_taken_before_the_erasure_is_unreadable_after_it(
     dump = tmp_path / "before-erasure.sql"
     _run(["pg_dump", "--no-owner", "-f", str(dump)], connection.settings_dict["NAME"])
 
+    # Not in clear, nor lower-cased as a full-text index holds words: the index holds keyed
+    # hashes (the blind index), which the dump carries.
     assert canary not in dump.read_text()
+    assert canary.lower() not in dump.read_text()
+    secret_word = blind_index.index_words(canary)[-1]  # the random part, lower-cased
+    assert secret_word not in dump.read_text()
+    canary_hash = blind_index.word_tokens([secret_word], thread.data_key_id)
+    assert canary_hash[0] in dump.read_text()
     # The control: before the erasure the service opens the dumped value.
     assert crypto.open_text(Message.objects.get(pk=said.pk).content, aad=aad).endswith(canary)
 
@@ -77,8 +84,13 @@ def test_a_canary_in_a_dump_taken_before_the_erasure_is_unreadable_after_it(
     crypto.key_cache.clear()  # as any other process of the service, once its cache expired
     _run(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(dump)], restored_database)
 
-    restored = _restored_content(restored_database, said.public_id)
+    restored, restored_terms = _restored_row(restored_database, said.public_id)
     assert restored.startswith(f"enc1:{thread.data_key_id}:")
     assert canary not in restored
     with pytest.raises(crypto.KeyUnavailable):
         crypto.open_text(restored, aad=aad)
+    # The restored index entries are hashes no one can compute for any word any more.
+    assert canary_hash[0] in restored_terms.split()
+    crypto.search_key_cache.clear()
+    with pytest.raises(crypto.KeyUnavailable):
+        blind_index.word_tokens([secret_word], thread.data_key_id)
