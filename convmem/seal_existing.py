@@ -23,7 +23,7 @@ from typing import Any
 from django.apps import apps
 from django.db import models, transaction
 
-from convmem.sealed_fields import SealedRow, sealed_fields
+from convmem.sealed_fields import BlindIndexField, SealedRow, sealed_fields
 
 BATCH_SIZE = 500
 
@@ -111,11 +111,30 @@ def _batch_seal(model: type[models.Model], fields: list[Any], pks: list[int]) ->
         for stored in _stored_values(locked, fields):
             row = rows[stored[0]]
             clear = _clear_fields(fields, stored)
+            if not clear:
+                continue
+            blind = _blind_documents_set(row, fields, clear, stored)
             for f in clear:
                 value = stored[1 + fields.index(f)]
                 setattr(row, f.attname, f.sealed(row, value))
-            if clear:
-                changed.setdefault(tuple(f.attname for f in clear), []).append(row)
+            changed.setdefault(tuple(f.attname for f in clear) + blind, []).append(row)
         for names, group in changed.items():
             model._base_manager.bulk_update(group, list(names))
     return sum(len(group) for group in changed.values())
+
+
+def _blind_documents_set(
+    row: Any, fields: list[Any], clear: list[Any], stored: tuple[Any, ...]
+) -> tuple[str, ...]:
+    """Give the row its blind document (``convmem.blind_index``) from the values just re-read
+    under the lock, before they are sealed: a row sealed here is found by search and recall as
+    one sealed when written is. ``bulk_update`` does not call ``pre_save``, so it is set here;
+    returns the names of the fields set."""
+    blind = [f for f in type(row)._meta.concrete_fields if isinstance(f, BlindIndexField)]
+    if not blind:
+        return ()
+    for f in clear:  # the values re-read under the lock (the row's others were opened on load)
+        setattr(row, f.attname, stored[1 + fields.index(f)])
+    for f in blind:
+        f.pre_save(row, False)
+    return tuple(f.attname for f in blind)

@@ -12,7 +12,7 @@ from django.db import connection, connections
 
 from audit.erasure import message_content_erase
 from compaction.models import Summary
-from convmem import seal_existing
+from convmem import blind_index, seal_existing
 from tests.conftest import SYSTEM, TenantKit
 from threads import services
 from threads.erasure import ERASED
@@ -120,6 +120,29 @@ def test_rows_written_in_clear_are_sealed_and_read_as_before(
     ] == before
     assert Summary.objects.get(thread=thread).text == "canary memo"
     assert "threads.Message: 0 rows in clear" in _encrypt("--dry-run")
+
+
+def test_rows_it_seals_are_found_by_search_through_the_blind_index(
+    acme: TenantKit, settings: Any
+) -> None:
+    thread = _clear_history(acme, turns=1)
+    answer = Message.objects.get(thread=thread, role="assistant")
+    settings.CONVMEM_ENCRYPT_CONTENT = True
+
+    _encrypt()
+
+    thread.refresh_from_db()  # its key was made by the command
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT search_terms FROM threads_message WHERE id = %s", [answer.pk])
+        terms = cursor.fetchone()[0]
+    assert terms.split()[0] == blind_index.key_token(thread.data_key_id)
+    assert "canary" not in terms
+    response = acme.client.get(f"/api/v1/threads/{thread.public_id}/search", {"q": "answer"})
+    assert response.status_code == 200, response.content
+    assert [hit["message_id"] for hit in response.json()["results"]] == [answer.public_id]
+    # The tool call's arguments are indexed as a sealed append indexes them.
+    response = acme.client.get("/api/v1/search", {"q": "lookup"})
+    assert [hit["message_id"] for hit in response.json()["results"]] == [answer.public_id]
 
 
 def test_erased_rows_keep_their_markers_in_clear(acme: TenantKit, settings: Any) -> None:
