@@ -468,17 +468,19 @@ def _stored_items(
     items: list[dict[str, Any]],
     read: _Read,
     memo: selectors.StretchSummary | None,
+    recalled: list[Recalled],
     *,
     keep: bool,
 ) -> list[dict[str, Any]]:
-    """The items as the record stores them: the verbatim runs as path ranges and the memo by
-    primary key (``compaction.item_runs``), or every item whole when the input is kept
-    (erasure matches kept inputs by the ids they show)."""
+    """The items as the record stores them: the verbatim runs as path ranges, the memo and the
+    recalled messages by primary key (``compaction.item_runs``), or every item whole when the
+    input is kept (erasure matches kept inputs by the ids they show)."""
     if keep:
         return items
     shown = {row.public_id: item_runs.Shown(pk, row.depth) for pk, row in read.rows.items()}
     memo_pk = {memo.public_id: memo.id} if memo else {}
-    return item_runs.items_compact(items, shown.__getitem__, memo_pk)
+    recalled_pk = {candidate.public_id: candidate.turn.id for candidate in recalled}
+    return item_runs.items_compact(items, shown.__getitem__, memo_pk, recalled_pk)
 
 
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
@@ -653,7 +655,7 @@ def _assemble(
         thread=thread,
         leaf_id=leaf.pk,
         assembler_version=plan.version,
-        items=_stored_items(record_items, read, memo, keep=profile.keep_rendered),
+        items=_stored_items(record_items, read, memo, recalled, keep=profile.keep_rendered),
         plan=record_form.plan_stored(
             {**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix}
         ),

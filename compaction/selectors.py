@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from compaction import item_runs
@@ -460,24 +460,28 @@ def items_expanded(
     """The items of records of one thread as they were shown, from their stored form
     (``compaction.item_runs``): at most three queries for any number of records (the older
     form's range ends by public id, the messages between the lowest and the highest end — a
-    parent's id is below its children's — and the memos named by key), none when no record
-    holds a range or a memo by key."""
+    parent's id is below its children's — with those recalled by key, and the memos named by
+    key), none when no record holds a range, a memo or a recalled message by key."""
     ends = {end for items in stored for end in item_runs.run_ends(items)}
     end_pks = {pk for items in stored for pk in item_runs.run_end_pks(items)}
     memo_pks = {pk for items in stored for pk in item_runs.memo_pks(items)}
-    if not ends and not end_pks and not memo_pks:
+    recalled = {pk for items in stored for pk in item_runs.recalled_pks(items)}
+    if not ends and not end_pks and not memo_pks and not recalled:
         return stored
     messages = Message.objects.filter(thread_id=thread_id)
     pk_of = dict(messages.filter(public_id__in=ends).values_list("public_id", "pk")) if ends else {}
     bounds = end_pks | set(pk_of.values())
+    wanted = (Q(pk__range=(min(bounds), max(bounds))) if bounds else Q()) | (
+        Q(pk__in=recalled) if recalled else Q()
+    )
     rows = (
         {
             pk: item_runs.PathRow(*row)
-            for pk, *row in messages.filter(pk__range=(min(bounds), max(bounds))).values_list(
+            for pk, *row in messages.filter(wanted).values_list(
                 "pk", "parent_id", "public_id", "role", "token_count"
             )
         }
-        if bounds
+        if bounds or recalled
         else {}
     )
     memos = (
