@@ -40,7 +40,7 @@ from audit.models import DeletionRequest
 from auditlog.events import Actor, audit_event_record
 from auditlog.models import AuditEvent
 from compaction import record_form
-from compaction.models import AssemblyRecord, Summary
+from compaction.models import AssemblyRecord, Summary, budget_joined
 from compaction.selectors import items_expanded
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
@@ -197,7 +197,9 @@ def _assembly(a: dict[str, Any]) -> Record:
         "items": a["items"],
         "plan": record_form.plan_shown(a["plan"]),
         "tokens": record_form.tokens_shown(a["tokens"], a["budget"]),
-        "budget": record_form.budget_shown(a["budget"], a["assembler_version"]),
+        "budget": record_form.budget_shown(
+            budget_joined(a["budget"], a["budget_from__budget"]), a["assembler_version"]
+        ),
         "rendered_hash": a["rendered_hash"],
         "snapshot_purged_at": a["rendered_purged_at"],
         "created_at": a["created_at"],
@@ -295,6 +297,7 @@ class Export:
             "items",
             "tokens",
             "budget",
+            "budget_from__budget",
             "rendered_hash",
             "plan",
             "rendered_purged_at",

@@ -234,7 +234,7 @@ class AssemblyAdminMixin:
             raise PermissionDenied
         lookup = {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
         assembly = (
-            AssemblyRecord.objects.select_related("thread", "leaf", "tenant")
+            AssemblyRecord.objects.select_related("thread", "leaf", "tenant", "budget_from")
             .filter(**lookup)
             .first()
         )

@@ -41,7 +41,7 @@ from django.utils import timezone
 from auditlog.events import Actor, audit_event_build
 from compaction import item_runs, record_form, selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
-from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary, budget_shortened
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.recall import Recalled, recall_candidates
 from compaction.rendering import (
@@ -483,6 +483,19 @@ def _stored_items(
     return item_runs.items_compact(items, shown.__getitem__, memo_pk, recalled_pk)
 
 
+def _budget_fields(
+    stored: dict[str, Any], version: str, previous: selectors.PreviousBudget | None
+) -> dict[str, Any]:
+    """The record's ``budget`` and ``budget_from``: its window and reserve only, naming the
+    record that holds the rest, when the rest is that of the thread's previous input (same
+    assembler version, profile, encoding and policy); whole otherwise."""
+    if previous is not None and previous.assembler_version == version:
+        short = budget_shortened(stored, previous.budget)
+        if short is not None:
+            return {"budget": short, "budget_from_id": previous.record_id}
+    return {"budget": stored, "budget_from_id": None}
+
+
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
     return {
         "summary_id": summary.public_id,
@@ -660,15 +673,19 @@ def _assemble(
             {**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix}
         ),
         tokens=record_form.tokens_stored(tokens),
-        budget=record_form.budget_stored(
-            {
-                "window": window,
-                "reserve": reserve,
-                "profile": profile.name,
-                "encoding": profile.encoding,
-                "policy": asdict(profile.policy),
-            },
+        **_budget_fields(
+            record_form.budget_stored(
+                {
+                    "window": window,
+                    "reserve": reserve,
+                    "profile": profile.name,
+                    "encoding": profile.encoding,
+                    "policy": asdict(profile.policy),
+                },
+                plan.version,
+            ),
             plan.version,
+            fetched.previous_budget,
         ),
         rendered_hash=sha256_hex(canonical_json(messages)),
         rendered_pieces=digests,

@@ -151,6 +151,21 @@ class AssemblyRecord(models.Model):
     items = models.JSONField(default=list, encoder=CompactJSONEncoder)
     tokens = models.JSONField(default=dict, encoder=CompactJSONEncoder)
     budget = models.JSONField(default=dict, encoder=CompactJSONEncoder)
+    # A budget whose profile, encoding and policy are those of the thread's previous record
+    # stores only its window and reserve, and names the record holding the rest (one whose
+    # own budget is whole): almost every turn asks with the same profile, so the rest would be
+    # the same bytes again. Read it through ``budget_whole()`` (or ``budget_joined``). Not
+    # indexed: records go only with their thread, and the deferred foreign key refuses to
+    # delete a referenced record alone.
+    budget_from = models.ForeignKey(
+        "self",
+        on_delete=models.DO_NOTHING,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+        editable=False,
+    )
     plan = models.JSONField(
         default=dict,
         blank=True,
@@ -190,11 +205,42 @@ class AssemblyRecord(models.Model):
     def plan_shown(self) -> dict:
         return record_form.plan_shown(self.plan)
 
+    def budget_whole(self) -> dict:
+        """The budget as written: its own window and reserve, and the rest from the record
+        it names (``budget_from``)."""
+        if self.budget_from_id is None:
+            return self.budget
+        return budget_joined(self.budget, self.budget_from.budget)
+
     def budget_shown(self) -> dict:
-        return record_form.budget_shown(self.budget, self.assembler_version)
+        return record_form.budget_shown(self.budget_whole(), self.assembler_version)
 
     def tokens_shown(self) -> dict:
         return record_form.tokens_shown(self.tokens, self.budget)
+
+
+# What a record's budget always holds itself; the rest may be another record's.
+BUDGET_OWN = ("window", "reserve")
+
+
+def budget_joined(own: dict, referenced: dict | None) -> dict:
+    """A budget stored short (``own``: window and reserve) with the rest from the budget of
+    the record it names (``referenced``; None: ``own`` is whole), in the order written."""
+    if referenced is None:
+        return own
+    return {**referenced, **own}
+
+
+def budget_shortened(stored: dict, previous: dict | None) -> dict | None:
+    """``stored`` as its window and reserve only, when everything else equals ``previous``
+    (a whole stored budget of the same assembler version); None when it must stay whole."""
+    if previous is None:
+        return None
+    rest = {key: value for key, value in stored.items() if key not in BUDGET_OWN}
+    previous_rest = {key: value for key, value in previous.items() if key not in BUDGET_OWN}
+    if rest != previous_rest or not set(BUDGET_OWN) <= stored.keys():
+        return None
+    return {key: stored[key] for key in BUDGET_OWN}
 
 
 class ContentBlob(models.Model):

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import Q, QuerySet
@@ -142,16 +142,21 @@ FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 
 
 
 # The stable prefix recorded with the thread's newest model input (``compaction.context``):
-# its memo and first verbatim turn, as public ids.
+# its memo and first verbatim turn, as public ids; and the whole budget that input was written
+# with (its own, or that of the record it names), for the next record to refer to.
 _PREFIX_FIELD = {
     "postgresql": "a.plan -> 'prefix' ->> '{key}'",
     "sqlite": "json_extract(a.plan, '$.prefix.{key}')",
 }
 _PREFIX_SQL = f"""
 UNION ALL
-SELECT 'prefix', 0, 0, COALESCE({{memo}}, ''), COALESCE({{first}}, ''), 0, 0, 0, '', 0,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL
-FROM (SELECT plan FROM {ASSEMBLY_TABLE} WHERE thread_id = %s ORDER BY id DESC LIMIT 1) a
+SELECT 'prefix', 0, 0, COALESCE({{memo}}, ''), COALESCE({{first}}, ''), 0, 0, 0,
+       b.assembler_version, 0, CAST(b.budget AS TEXT), NULL, NULL, b.id, NULL, NULL, NULL
+FROM (
+    SELECT id, plan, budget_from_id FROM {ASSEMBLY_TABLE}
+    WHERE thread_id = %s ORDER BY id DESC LIMIT 1
+) a
+JOIN {ASSEMBLY_TABLE} b ON b.id = COALESCE(a.budget_from_id, a.id)
 """
 
 
@@ -165,6 +170,14 @@ def read_sql(vendor: str, *, blobs: int = 0) -> str:
     return sql + _PREFIX_SQL.format(
         memo=field.format(key="memo_id"), first=field.format(key="first_id")
     )
+
+
+class PreviousBudget(NamedTuple):
+    """The record holding the whole budget of a thread's newest model input."""
+
+    record_id: int
+    assembler_version: str
+    budget: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,8 @@ class ContextRead:
     stored_blobs: frozenset[str]
     # The previous input's stable prefix: (memo public id or "", first verbatim public id).
     previous_prefix: tuple[str, str] | None = None
+    # The previous input's whole budget as stored: (record id, assembler version, budget).
+    previous_budget: PreviousBudget | None = None
 
 
 def context_read(
@@ -222,7 +237,7 @@ def context_read(
         thread.pk,
     ]
     rows, payloads, summaries, children, blobs = [], {}, [], [], set()
-    previous = None
+    previous = previous_budget = None
     with connection.cursor() as cursor:
         cursor.execute(read_sql(connection.vendor, blobs=len(digests)), params)
         fetched = cursor.fetchall()
@@ -233,6 +248,7 @@ def context_read(
             continue
         if kind == "prefix":
             previous = (public_id, role) if role else None
+            previous_budget = PreviousBudget(memo[0], call_id, json.loads(content))
             continue
         if kind == "memo":
             first_id, last_id, first_public_id, last_public_id = memo
@@ -267,6 +283,7 @@ def context_read(
         root_children=[row for _, row in sorted(children, key=lambda pair: pair[1].id)],
         stored_blobs=frozenset(blobs),
         previous_prefix=previous,
+        previous_budget=previous_budget,
     )
 
 
