@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from compaction import record_form
-from convmem.compact_json import CompactJSONEncoder
+from convmem.compact_json import CompactJSONEncoder, CompactJSONField
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
@@ -144,13 +144,18 @@ class AssemblyRecord(models.Model):
     thread = models.ForeignKey(
         "threads.Thread", on_delete=models.CASCADE, related_name="assemblies", db_index=False
     )
-    leaf = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
+    # Not indexed: no query looks records up by leaf, and messages are never deleted (erasure
+    # keeps the row), so the protecting foreign key is never checked against this column.
+    leaf = models.ForeignKey(
+        "threads.Message", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     assembler_version = models.CharField(max_length=32)
     # Stored in the short forms of ``compaction.record_form``; read them through the
     # ``*_shown`` methods.
-    items = models.JSONField(default=list, encoder=CompactJSONEncoder)
-    tokens = models.JSONField(default=dict, encoder=CompactJSONEncoder)
-    budget = models.JSONField(default=dict, encoder=CompactJSONEncoder)
+    # Written once, read whole: compact text on both databases (``CompactJSONField``).
+    items = CompactJSONField(default=list)
+    tokens = CompactJSONField(default=dict)
+    budget = CompactJSONField(default=dict)
     # A budget whose profile, encoding and policy are those of the thread's previous record
     # stores only its window and reserve, and names the record holding the rest (one whose
     # own budget is whole): almost every turn asks with the same profile, so the rest would be
@@ -166,10 +171,9 @@ class AssemblyRecord(models.Model):
         db_index=False,
         editable=False,
     )
-    plan = models.JSONField(
+    plan = CompactJSONField(
         default=dict,
         blank=True,
-        encoder=CompactJSONEncoder,
         help_text="What the curator decided besides the items shown: dropped and elided "
         "message ids, the range the memo stands for, the memo it asked for, the input format "
         "(entries at their defaults are not stored).",

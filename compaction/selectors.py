@@ -12,7 +12,9 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import IntegerField, Q, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
 from compaction import item_runs
@@ -467,7 +469,11 @@ def inputs_losing_the_middle(*, newest: int) -> LostMiddle:
     window = AssemblyRecord.objects.order_by("-id").values("pk")[:newest]
     recent = AssemblyRecord.objects.filter(pk__in=window)
     return LostMiddle(
-        inputs=recent.count(), lost=recent.filter(plan__memo_lag__turns__gt=0).count()
+        inputs=recent.count(),
+        # The key's text as a number: the plan is ``json`` on PostgreSQL, which has no ``>``.
+        lost=recent.annotate(lag=Cast(KT("plan__memo_lag__turns"), IntegerField()))
+        .filter(lag__gt=0)
+        .count(),
     )
 
 
