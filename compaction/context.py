@@ -257,19 +257,17 @@ def _budget_error(error: BudgetTooSmall, *, code: str, lead: str) -> InvalidRequ
 
 
 def _previous_prefix(
-    recorded: tuple[str, str] | None, read: _Read, ready: list[selectors.StretchSummary]
+    recorded: tuple[int | None, int] | None, read: _Read, ready: list[selectors.StretchSummary]
 ) -> Prefix | None:
     """Where the thread's previous model input's stable prefix ended (its memo and first
-    verbatim turn, as the context read found them recorded), in this read's ids; None if it
-    had none or they are not on this path."""
+    verbatim turn by key, as the context read found them recorded); None if it had none or
+    they are not on this path."""
     if recorded is None:
         return None
-    memo_public_id, first_public_id = recorded
-    first = next((pk for pk, row in read.rows.items() if row.public_id == first_public_id), None)
-    if first is None:
+    memo_id, first = recorded
+    if first not in read.rows:
         return None
-    memo_id = next((m.id for m in ready if m.public_id == memo_public_id), None)
-    if memo_public_id and memo_id is None:
+    if memo_id is not None and all(m.id != memo_id for m in ready):
         return None
     return Prefix(memo_id=memo_id, first_id=first)
 
@@ -459,8 +457,10 @@ def _stable_prefix(
         "messages": count,
         "tokens": sum(message_tokens(item["tokens"]) for item in items[:count]),
         "hash": sha256_hex(canonical_json(messages[:count])),
-        "memo_id": memo.public_id if memo else None,
-        "first_id": read.rows[(stable or plan.recent)[0]].public_id,
+        # By key (the record pins the thread); readers show them as public ids
+        # (``compaction.selectors.plans_shown``).
+        "memo": memo.id if memo else None,
+        "first": (stable or plan.recent)[0],
     }
 
 
@@ -536,11 +536,8 @@ def _plan_record(
     """The curator's decisions beside the shown items, for the record (ids, no content)."""
     covered = None
     if plan.covered:
-        covered = {
-            "first_id": read.rows[plan.covered[0]].public_id,
-            "last_id": read.rows[plan.covered[-1]].public_id,
-            "count": len(plan.covered),
-        }
+        # By key, as the prefix's ids: shown as public ids by ``selectors.plans_shown``.
+        covered = {"first": plan.covered[0], "last": plan.covered[-1], "count": len(plan.covered)}
     return {
         "format": FORMAT,
         "dropped": [read.rows[i].public_id for i in plan.dropped],

@@ -17,7 +17,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
-from compaction import item_runs
+from compaction import item_runs, record_form
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
 from convmem.models import Tenant
@@ -144,7 +144,7 @@ FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 
 
 
 # The stable prefix recorded with the thread's newest model input (``compaction.context``):
-# its memo and first verbatim turn, as public ids; and the whole budget that input was written
+# its memo and first verbatim turn, by key; and the whole budget that input was written
 # with (its own, or that of the record it names), for the next record to refer to.
 _PREFIX_FIELD = {
     "postgresql": "a.plan -> 'prefix' ->> '{key}'",
@@ -152,7 +152,7 @@ _PREFIX_FIELD = {
 }
 _PREFIX_SQL = f"""
 UNION ALL
-SELECT 'prefix', 0, 0, COALESCE({{memo}}, ''), COALESCE({{first}}, ''), 0, 0, 0,
+SELECT 'prefix', 0, 0, CAST({{memo}} AS TEXT), CAST({{first}} AS TEXT), 0, 0, 0,
        b.assembler_version, 0, CAST(b.budget AS TEXT), NULL, NULL, b.id, NULL, NULL, NULL
 FROM (
     SELECT id, plan, budget_from_id FROM {ASSEMBLY_TABLE}
@@ -169,9 +169,7 @@ def read_sql(vendor: str, *, blobs: int = 0) -> str:
     if blobs:
         sql += _BLOBS_SQL.format(digests=", ".join(["%s"] * blobs))
     field = _PREFIX_FIELD[vendor]
-    return sql + _PREFIX_SQL.format(
-        memo=field.format(key="memo_id"), first=field.format(key="first_id")
-    )
+    return sql + _PREFIX_SQL.format(memo=field.format(key="memo"), first=field.format(key="first"))
 
 
 class PreviousBudget(NamedTuple):
@@ -194,8 +192,8 @@ class ContextRead:
     summaries: list[StretchSummary]
     root_children: list[StretchRow]
     stored_blobs: frozenset[str]
-    # The previous input's stable prefix: (memo public id or "", first verbatim public id).
-    previous_prefix: tuple[str, str] | None = None
+    # The previous input's stable prefix: (memo key or None, first verbatim turn's key).
+    previous_prefix: tuple[int | None, int] | None = None
     # The previous input's whole budget as stored: (record id, assembler version, budget).
     previous_budget: PreviousBudget | None = None
 
@@ -249,7 +247,7 @@ def context_read(
             blobs.add(public_id)
             continue
         if kind == "prefix":
-            previous = (public_id, role) if role else None
+            previous = (int(public_id) if public_id else None, int(role)) if role else None
             previous_budget = PreviousBudget(memo[0], call_id, json.loads(content))
             continue
         if kind == "memo":
@@ -523,3 +521,55 @@ def items_expanded(
 def assembly_items(assembly: AssemblyRecord) -> list[dict[str, Any]]:
     """One record's items as they were shown (see ``items_expanded``)."""
     return items_expanded(thread_id=assembly.thread_id, stored=[assembly.items])[0]
+
+
+def plans_shown(*, thread_id: int, stored: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The plans of records of one thread as they were written (``record_form.plan_shown``),
+    with the ids the plan stores by key shown as public ids: the covered range's ends
+    (``first``/``last`` → ``first_id``/``last_id``) and the stable prefix's memo and first
+    turn (``memo``/``first`` → ``memo_id``/``first_id``). Two queries for any number of
+    plans, none when no plan holds a key; plans in the older form are shown as they are."""
+    plans = [record_form.plan_shown(plan) for plan in stored]
+    message_pks, memo_pks = set(), set()
+    for plan in plans:
+        covered, prefix = plan.get("covered") or {}, plan.get("prefix") or {}
+        message_pks |= {covered[k] for k in ("first", "last") if k in covered}
+        message_pks |= {prefix["first"]} if "first" in prefix else set()
+        memo_pks |= {prefix["memo"]} if prefix.get("memo") is not None else set()
+    if not message_pks and not memo_pks:
+        return plans
+    messages = Message.objects.filter(thread_id=thread_id)
+    public = dict(messages.filter(pk__in=message_pks).values_list("pk", "public_id"))
+    memos = Summary.objects.filter(thread_id=thread_id)
+    memo_public = dict(memos.filter(pk__in=memo_pks).values_list("pk", "public_id"))
+    return [_plan_public(plan, public, memo_public) for plan in plans]
+
+
+# A plan's keys and the names their public ids are shown under.
+_COVERED_SHOWN = {"first": "first_id", "last": "last_id"}
+_PREFIX_SHOWN = {"memo": "memo_id", "first": "first_id"}
+
+
+def _plan_public(
+    plan: dict[str, Any], public: dict[int, str], memo_public: dict[int, str]
+) -> dict[str, Any]:
+    shown = dict(plan)
+    if isinstance(plan.get("covered"), dict) and "first" in plan["covered"]:
+        shown["covered"] = {
+            _COVERED_SHOWN.get(k, k): public.get(v, "") if k in _COVERED_SHOWN else v
+            for k, v in plan["covered"].items()
+        }
+    if isinstance(plan.get("prefix"), dict) and "first" in plan["prefix"]:
+        names = {"memo": memo_public, "first": public}
+        shown["prefix"] = {
+            _PREFIX_SHOWN.get(k, k): (None if v is None else names[k].get(v, ""))
+            if k in names
+            else v
+            for k, v in plan["prefix"].items()
+        }
+    return shown
+
+
+def assembly_plan(assembly: AssemblyRecord) -> dict[str, Any]:
+    """One record's plan as it was written (see ``plans_shown``)."""
+    return plans_shown(thread_id=assembly.thread_id, stored=[assembly.plan])[0]
