@@ -207,6 +207,8 @@ class AssemblyRecord(models.Model):
         return self.public_id
 
     def plan_shown(self) -> dict:
+        """The whole plan, its covered range and prefix by key as stored; the admin and the
+        export show those as public ids (``compaction.selectors.assembly_plan``)."""
         return record_form.plan_shown(self.plan)
 
     def budget_whole(self) -> dict:
