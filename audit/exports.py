@@ -40,8 +40,8 @@ from audit.models import DeletionRequest
 from auditlog.events import Actor, audit_event_record
 from auditlog.models import AuditEvent
 from compaction import record_form
-from compaction.models import AssemblyRecord, Summary
-from compaction.selectors import items_expanded
+from compaction.models import AssemblyRecord, Summary, budget_joined
+from compaction.selectors import items_expanded, plans_shown
 from convmem.errors import InvalidRequest
 from convmem.models import Tenant
 from threads.models import Message, Role, SystemPrompt, Thread
@@ -173,7 +173,7 @@ def _summary_page(page: list[Summary]) -> Iterator[Record]:
 
 def _assemblies(assemblies: QuerySet, thread_id: int, batch: int) -> Iterator[Record]:
     """The records with their items as shown, expanded a batch at a time (two queries a
-    batch, ``compaction.selectors.items_expanded``)."""
+    batch, ``compaction.selectors.items_expanded``; the plans, two more, ``plans_shown``)."""
     page: list[dict[str, Any]] = []
     for row in _keyset(assemblies, batch):
         page.append(row)
@@ -185,8 +185,9 @@ def _assemblies(assemblies: QuerySet, thread_id: int, batch: int) -> Iterator[Re
 
 def _assembly_page(page: list[dict[str, Any]], thread_id: int) -> Iterator[Record]:
     shown = items_expanded(thread_id=thread_id, stored=[a["items"] for a in page])
-    for a, items in zip(page, shown, strict=True):
-        yield _assembly({**a, "items": items})
+    plans = plans_shown(thread_id=thread_id, stored=[a["plan"] for a in page])
+    for a, items, plan in zip(page, shown, plans, strict=True):
+        yield _assembly({**a, "items": items, "plan": plan})
 
 
 def _assembly(a: dict[str, Any]) -> Record:
@@ -195,9 +196,11 @@ def _assembly(a: dict[str, Any]) -> Record:
         "leaf_id": a["leaf__public_id"],
         "assembler_version": a["assembler_version"],
         "items": a["items"],
-        "plan": record_form.plan_shown(a["plan"]),
+        "plan": a["plan"],
         "tokens": record_form.tokens_shown(a["tokens"], a["budget"]),
-        "budget": record_form.budget_shown(a["budget"], a["assembler_version"]),
+        "budget": record_form.budget_shown(
+            budget_joined(a["budget"], a["budget_from__budget"]), a["assembler_version"]
+        ),
         "rendered_hash": a["rendered_hash"],
         "snapshot_purged_at": a["rendered_purged_at"],
         "created_at": a["created_at"],
@@ -295,6 +298,7 @@ class Export:
             "items",
             "tokens",
             "budget",
+            "budget_from__budget",
             "rendered_hash",
             "plan",
             "rendered_purged_at",

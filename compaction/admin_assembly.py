@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from auditlog.events import thread_view_record
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.replay import assembly_replay
-from compaction.selectors import assembly_items, inputs_losing_the_middle
+from compaction.selectors import assembly_items, assembly_plan, inputs_losing_the_middle
 from threads import admin_display
 from threads.models import Message
 
@@ -150,7 +150,7 @@ def _shown_memo(items: list[ItemView]) -> tuple[Summary | None, int]:
 
 def _plan_view(assembly: AssemblyRecord, items: list[ItemView]) -> PlanView | None:
     """Two queries whatever the plan's size; None for records from before plans were kept."""
-    plan = assembly.plan_shown()
+    plan = assembly_plan(assembly)
     if not plan:
         return None
     memo, also_verbatim = _shown_memo(items)
@@ -234,7 +234,7 @@ class AssemblyAdminMixin:
             raise PermissionDenied
         lookup = {"pk": object_id} if object_id.isdigit() else {"public_id": object_id}
         assembly = (
-            AssemblyRecord.objects.select_related("thread", "leaf", "tenant")
+            AssemblyRecord.objects.select_related("thread", "leaf", "tenant", "budget_from")
             .filter(**lookup)
             .first()
         )

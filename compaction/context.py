@@ -41,7 +41,7 @@ from django.utils import timezone
 from auditlog.events import Actor, audit_event_build
 from compaction import item_runs, record_form, selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
-from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.models import AssemblyRecord, ContentBlob, Summary, budget_shortened
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.recall import Recalled, recall_candidates
 from compaction.rendering import (
@@ -257,19 +257,17 @@ def _budget_error(error: BudgetTooSmall, *, code: str, lead: str) -> InvalidRequ
 
 
 def _previous_prefix(
-    recorded: tuple[str, str] | None, read: _Read, ready: list[selectors.StretchSummary]
+    recorded: tuple[int | None, int] | None, read: _Read, ready: list[selectors.StretchSummary]
 ) -> Prefix | None:
     """Where the thread's previous model input's stable prefix ended (its memo and first
-    verbatim turn, as the context read found them recorded), in this read's ids; None if it
-    had none or they are not on this path."""
+    verbatim turn by key, as the context read found them recorded); None if it had none or
+    they are not on this path."""
     if recorded is None:
         return None
-    memo_public_id, first_public_id = recorded
-    first = next((pk for pk, row in read.rows.items() if row.public_id == first_public_id), None)
-    if first is None:
+    memo_id, first = recorded
+    if first not in read.rows:
         return None
-    memo_id = next((m.id for m in ready if m.public_id == memo_public_id), None)
-    if memo_public_id and memo_id is None:
+    if memo_id is not None and all(m.id != memo_id for m in ready):
         return None
     return Prefix(memo_id=memo_id, first_id=first)
 
@@ -459,8 +457,10 @@ def _stable_prefix(
         "messages": count,
         "tokens": sum(message_tokens(item["tokens"]) for item in items[:count]),
         "hash": sha256_hex(canonical_json(messages[:count])),
-        "memo_id": memo.public_id if memo else None,
-        "first_id": read.rows[(stable or plan.recent)[0]].public_id,
+        # By key (the record pins the thread); readers show them as public ids
+        # (``compaction.selectors.plans_shown``).
+        "memo": memo.id if memo else None,
+        "first": (stable or plan.recent)[0],
     }
 
 
@@ -468,17 +468,32 @@ def _stored_items(
     items: list[dict[str, Any]],
     read: _Read,
     memo: selectors.StretchSummary | None,
+    recalled: list[Recalled],
     *,
     keep: bool,
 ) -> list[dict[str, Any]]:
-    """The items as the record stores them: the verbatim runs as path ranges and the memo by
-    primary key (``compaction.item_runs``), or every item whole when the input is kept
-    (erasure matches kept inputs by the ids they show)."""
+    """The items as the record stores them: the verbatim runs as path ranges, the memo and the
+    recalled messages by primary key (``compaction.item_runs``), or every item whole when the
+    input is kept (erasure matches kept inputs by the ids they show)."""
     if keep:
         return items
     shown = {row.public_id: item_runs.Shown(pk, row.depth) for pk, row in read.rows.items()}
     memo_pk = {memo.public_id: memo.id} if memo else {}
-    return item_runs.items_compact(items, shown.__getitem__, memo_pk)
+    recalled_pk = {candidate.public_id: candidate.turn.id for candidate in recalled}
+    return item_runs.items_compact(items, shown.__getitem__, memo_pk, recalled_pk)
+
+
+def _budget_fields(
+    stored: dict[str, Any], version: str, previous: selectors.PreviousBudget | None
+) -> dict[str, Any]:
+    """The record's ``budget`` and ``budget_from``: its window and reserve only, naming the
+    record that holds the rest, when the rest is that of the thread's previous input (same
+    assembler version, profile, encoding and policy); whole otherwise."""
+    if previous is not None and previous.assembler_version == version:
+        short = budget_shortened(stored, previous.budget)
+        if short is not None:
+            return {"budget": short, "budget_from_id": previous.record_id}
+    return {"budget": stored, "budget_from_id": None}
 
 
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
@@ -521,11 +536,8 @@ def _plan_record(
     """The curator's decisions beside the shown items, for the record (ids, no content)."""
     covered = None
     if plan.covered:
-        covered = {
-            "first_id": read.rows[plan.covered[0]].public_id,
-            "last_id": read.rows[plan.covered[-1]].public_id,
-            "count": len(plan.covered),
-        }
+        # By key, as the prefix's ids: shown as public ids by ``selectors.plans_shown``.
+        covered = {"first": plan.covered[0], "last": plan.covered[-1], "count": len(plan.covered)}
     return {
         "format": FORMAT,
         "dropped": [read.rows[i].public_id for i in plan.dropped],
@@ -653,20 +665,24 @@ def _assemble(
         thread=thread,
         leaf_id=leaf.pk,
         assembler_version=plan.version,
-        items=_stored_items(record_items, read, memo, keep=profile.keep_rendered),
+        items=_stored_items(record_items, read, memo, recalled, keep=profile.keep_rendered),
         plan=record_form.plan_stored(
             {**_plan_record(plan, read, memo_status, pending_memo), "prefix": prefix}
         ),
         tokens=record_form.tokens_stored(tokens),
-        budget=record_form.budget_stored(
-            {
-                "window": window,
-                "reserve": reserve,
-                "profile": profile.name,
-                "encoding": profile.encoding,
-                "policy": asdict(profile.policy),
-            },
+        **_budget_fields(
+            record_form.budget_stored(
+                {
+                    "window": window,
+                    "reserve": reserve,
+                    "profile": profile.name,
+                    "encoding": profile.encoding,
+                    "policy": asdict(profile.policy),
+                },
+                plan.version,
+            ),
             plan.version,
+            fetched.previous_budget,
         ),
         rendered_hash=sha256_hex(canonical_json(messages)),
         rendered_pieces=digests,

@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from compaction import record_form
-from convmem.compact_json import CompactJSONEncoder
+from convmem.compact_json import CompactJSONEncoder, CompactJSONField
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
@@ -149,17 +149,36 @@ class AssemblyRecord(models.Model):
     thread = models.ForeignKey(
         "threads.Thread", on_delete=models.CASCADE, related_name="assemblies", db_index=False
     )
-    leaf = models.ForeignKey("threads.Message", on_delete=models.PROTECT, related_name="+")
+    # Not indexed: no query looks records up by leaf, and messages are never deleted (erasure
+    # keeps the row), so the protecting foreign key is never checked against this column.
+    leaf = models.ForeignKey(
+        "threads.Message", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     assembler_version = models.CharField(max_length=32)
     # Stored in the short forms of ``compaction.record_form``; read them through the
     # ``*_shown`` methods.
-    items = models.JSONField(default=list, encoder=CompactJSONEncoder)
-    tokens = models.JSONField(default=dict, encoder=CompactJSONEncoder)
-    budget = models.JSONField(default=dict, encoder=CompactJSONEncoder)
-    plan = models.JSONField(
+    # Written once, read whole: compact text on both databases (``CompactJSONField``).
+    items = CompactJSONField(default=list)
+    tokens = CompactJSONField(default=dict)
+    budget = CompactJSONField(default=dict)
+    # A budget whose profile, encoding and policy are those of the thread's previous record
+    # stores only its window and reserve, and names the record holding the rest (one whose
+    # own budget is whole): almost every turn asks with the same profile, so the rest would be
+    # the same bytes again. Read it through ``budget_whole()`` (or ``budget_joined``). Not
+    # indexed: records go only with their thread, and the deferred foreign key refuses to
+    # delete a referenced record alone.
+    budget_from = models.ForeignKey(
+        "self",
+        on_delete=models.DO_NOTHING,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+        editable=False,
+    )
+    plan = CompactJSONField(
         default=dict,
         blank=True,
-        encoder=CompactJSONEncoder,
         help_text="What the curator decided besides the items shown: dropped and elided "
         "message ids, the range the memo stands for, the memo it asked for, the input format "
         "(entries at their defaults are not stored).",
@@ -193,13 +212,46 @@ class AssemblyRecord(models.Model):
         return self.public_id
 
     def plan_shown(self) -> dict:
+        """The whole plan, its covered range and prefix by key as stored; the admin and the
+        export show those as public ids (``compaction.selectors.assembly_plan``)."""
         return record_form.plan_shown(self.plan)
 
+    def budget_whole(self) -> dict:
+        """The budget as written: its own window and reserve, and the rest from the record
+        it names (``budget_from``)."""
+        if self.budget_from_id is None:
+            return self.budget
+        return budget_joined(self.budget, self.budget_from.budget)
+
     def budget_shown(self) -> dict:
-        return record_form.budget_shown(self.budget, self.assembler_version)
+        return record_form.budget_shown(self.budget_whole(), self.assembler_version)
 
     def tokens_shown(self) -> dict:
         return record_form.tokens_shown(self.tokens, self.budget)
+
+
+# What a record's budget always holds itself; the rest may be another record's.
+BUDGET_OWN = ("window", "reserve")
+
+
+def budget_joined(own: dict, referenced: dict | None) -> dict:
+    """A budget stored short (``own``: window and reserve) with the rest from the budget of
+    the record it names (``referenced``; None: ``own`` is whole), in the order written."""
+    if referenced is None:
+        return own
+    return {**referenced, **own}
+
+
+def budget_shortened(stored: dict, previous: dict | None) -> dict | None:
+    """``stored`` as its window and reserve only, when everything else equals ``previous``
+    (a whole stored budget of the same assembler version); None when it must stay whole."""
+    if previous is None:
+        return None
+    rest = {key: value for key, value in stored.items() if key not in BUDGET_OWN}
+    previous_rest = {key: value for key, value in previous.items() if key not in BUDGET_OWN}
+    if rest != previous_rest or not set(BUDGET_OWN) <= stored.keys():
+        return None
+    return {key: stored[key] for key in BUDGET_OWN}
 
 
 class ContentBlob(models.Model):

@@ -9,13 +9,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import IntegerField, Q, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 
-from compaction import item_runs
+from compaction import item_runs, record_form
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
 from convmem.models import Tenant
@@ -142,16 +144,21 @@ FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 
 
 
 # The stable prefix recorded with the thread's newest model input (``compaction.context``):
-# its memo and first verbatim turn, as public ids.
+# its memo and first verbatim turn, by key; and the whole budget that input was written
+# with (its own, or that of the record it names), for the next record to refer to.
 _PREFIX_FIELD = {
     "postgresql": "a.plan -> 'prefix' ->> '{key}'",
     "sqlite": "json_extract(a.plan, '$.prefix.{key}')",
 }
 _PREFIX_SQL = f"""
 UNION ALL
-SELECT 'prefix', 0, 0, COALESCE({{memo}}, ''), COALESCE({{first}}, ''), 0, 0, 0, '', 0,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL
-FROM (SELECT plan FROM {ASSEMBLY_TABLE} WHERE thread_id = %s ORDER BY id DESC LIMIT 1) a
+SELECT 'prefix', 0, 0, CAST({{memo}} AS TEXT), CAST({{first}} AS TEXT), 0, 0, 0,
+       b.assembler_version, 0, CAST(b.budget AS TEXT), NULL, NULL, b.id, NULL, NULL, NULL
+FROM (
+    SELECT id, plan, budget_from_id FROM {ASSEMBLY_TABLE}
+    WHERE thread_id = %s ORDER BY id DESC LIMIT 1
+) a
+JOIN {ASSEMBLY_TABLE} b ON b.id = COALESCE(a.budget_from_id, a.id)
 """
 
 
@@ -162,9 +169,15 @@ def read_sql(vendor: str, *, blobs: int = 0) -> str:
     if blobs:
         sql += _BLOBS_SQL.format(digests=", ".join(["%s"] * blobs))
     field = _PREFIX_FIELD[vendor]
-    return sql + _PREFIX_SQL.format(
-        memo=field.format(key="memo_id"), first=field.format(key="first_id")
-    )
+    return sql + _PREFIX_SQL.format(memo=field.format(key="memo"), first=field.format(key="first"))
+
+
+class PreviousBudget(NamedTuple):
+    """The record holding the whole budget of a thread's newest model input."""
+
+    record_id: int
+    assembler_version: str
+    budget: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -179,8 +192,10 @@ class ContextRead:
     summaries: list[StretchSummary]
     root_children: list[StretchRow]
     stored_blobs: frozenset[str]
-    # The previous input's stable prefix: (memo public id or "", first verbatim public id).
-    previous_prefix: tuple[str, str] | None = None
+    # The previous input's stable prefix: (memo key or None, first verbatim turn's key).
+    previous_prefix: tuple[int | None, int] | None = None
+    # The previous input's whole budget as stored: (record id, assembler version, budget).
+    previous_budget: PreviousBudget | None = None
 
 
 def context_read(
@@ -222,7 +237,7 @@ def context_read(
         thread.pk,
     ]
     rows, payloads, summaries, children, blobs = [], {}, [], [], set()
-    previous = None
+    previous = previous_budget = None
     with connection.cursor() as cursor:
         cursor.execute(read_sql(connection.vendor, blobs=len(digests)), params)
         fetched = cursor.fetchall()
@@ -232,7 +247,8 @@ def context_read(
             blobs.add(public_id)
             continue
         if kind == "prefix":
-            previous = (public_id, role) if role else None
+            previous = (int(public_id) if public_id else None, int(role)) if role else None
+            previous_budget = PreviousBudget(memo[0], call_id, json.loads(content))
             continue
         if kind == "memo":
             first_id, last_id, first_public_id, last_public_id = memo
@@ -267,6 +283,7 @@ def context_read(
         root_children=[row for _, row in sorted(children, key=lambda pair: pair[1].id)],
         stored_blobs=frozenset(blobs),
         previous_prefix=previous,
+        previous_budget=previous_budget,
     )
 
 
@@ -450,7 +467,11 @@ def inputs_losing_the_middle(*, newest: int) -> LostMiddle:
     window = AssemblyRecord.objects.order_by("-id").values("pk")[:newest]
     recent = AssemblyRecord.objects.filter(pk__in=window)
     return LostMiddle(
-        inputs=recent.count(), lost=recent.filter(plan__memo_lag__turns__gt=0).count()
+        inputs=recent.count(),
+        # The key's text as a number: the plan is ``json`` on PostgreSQL, which has no ``>``.
+        lost=recent.annotate(lag=Cast(KT("plan__memo_lag__turns"), IntegerField()))
+        .filter(lag__gt=0)
+        .count(),
     )
 
 
@@ -460,24 +481,28 @@ def items_expanded(
     """The items of records of one thread as they were shown, from their stored form
     (``compaction.item_runs``): at most three queries for any number of records (the older
     form's range ends by public id, the messages between the lowest and the highest end — a
-    parent's id is below its children's — and the memos named by key), none when no record
-    holds a range or a memo by key."""
+    parent's id is below its children's — with those recalled by key, and the memos named by
+    key), none when no record holds a range, a memo or a recalled message by key."""
     ends = {end for items in stored for end in item_runs.run_ends(items)}
     end_pks = {pk for items in stored for pk in item_runs.run_end_pks(items)}
     memo_pks = {pk for items in stored for pk in item_runs.memo_pks(items)}
-    if not ends and not end_pks and not memo_pks:
+    recalled = {pk for items in stored for pk in item_runs.recalled_pks(items)}
+    if not ends and not end_pks and not memo_pks and not recalled:
         return stored
     messages = Message.objects.filter(thread_id=thread_id)
     pk_of = dict(messages.filter(public_id__in=ends).values_list("public_id", "pk")) if ends else {}
     bounds = end_pks | set(pk_of.values())
+    wanted = (Q(pk__range=(min(bounds), max(bounds))) if bounds else Q()) | (
+        Q(pk__in=recalled) if recalled else Q()
+    )
     rows = (
         {
             pk: item_runs.PathRow(*row)
-            for pk, *row in messages.filter(pk__range=(min(bounds), max(bounds))).values_list(
+            for pk, *row in messages.filter(wanted).values_list(
                 "pk", "parent_id", "public_id", "role", "token_count"
             )
         }
-        if bounds
+        if bounds or recalled
         else {}
     )
     memos = (
@@ -496,3 +521,55 @@ def items_expanded(
 def assembly_items(assembly: AssemblyRecord) -> list[dict[str, Any]]:
     """One record's items as they were shown (see ``items_expanded``)."""
     return items_expanded(thread_id=assembly.thread_id, stored=[assembly.items])[0]
+
+
+def plans_shown(*, thread_id: int, stored: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The plans of records of one thread as they were written (``record_form.plan_shown``),
+    with the ids the plan stores by key shown as public ids: the covered range's ends
+    (``first``/``last`` → ``first_id``/``last_id``) and the stable prefix's memo and first
+    turn (``memo``/``first`` → ``memo_id``/``first_id``). Two queries for any number of
+    plans, none when no plan holds a key; plans in the older form are shown as they are."""
+    plans = [record_form.plan_shown(plan) for plan in stored]
+    message_pks, memo_pks = set(), set()
+    for plan in plans:
+        covered, prefix = plan.get("covered") or {}, plan.get("prefix") or {}
+        message_pks |= {covered[k] for k in ("first", "last") if k in covered}
+        message_pks |= {prefix["first"]} if "first" in prefix else set()
+        memo_pks |= {prefix["memo"]} if prefix.get("memo") is not None else set()
+    if not message_pks and not memo_pks:
+        return plans
+    messages = Message.objects.filter(thread_id=thread_id)
+    public = dict(messages.filter(pk__in=message_pks).values_list("pk", "public_id"))
+    memos = Summary.objects.filter(thread_id=thread_id)
+    memo_public = dict(memos.filter(pk__in=memo_pks).values_list("pk", "public_id"))
+    return [_plan_public(plan, public, memo_public) for plan in plans]
+
+
+# A plan's keys and the names their public ids are shown under.
+_COVERED_SHOWN = {"first": "first_id", "last": "last_id"}
+_PREFIX_SHOWN = {"memo": "memo_id", "first": "first_id"}
+
+
+def _plan_public(
+    plan: dict[str, Any], public: dict[int, str], memo_public: dict[int, str]
+) -> dict[str, Any]:
+    shown = dict(plan)
+    if isinstance(plan.get("covered"), dict) and "first" in plan["covered"]:
+        shown["covered"] = {
+            _COVERED_SHOWN.get(k, k): public.get(v, "") if k in _COVERED_SHOWN else v
+            for k, v in plan["covered"].items()
+        }
+    if isinstance(plan.get("prefix"), dict) and "first" in plan["prefix"]:
+        names = {"memo": memo_public, "first": public}
+        shown["prefix"] = {
+            _PREFIX_SHOWN.get(k, k): (None if v is None else names[k].get(v, ""))
+            if k in names
+            else v
+            for k, v in plan["prefix"].items()
+        }
+    return shown
+
+
+def assembly_plan(assembly: AssemblyRecord) -> dict[str, Any]:
+    """One record's plan as it was written (see ``plans_shown``)."""
+    return plans_shown(thread_id=assembly.thread_id, stored=[assembly.plan])[0]

@@ -6,7 +6,7 @@ from compaction.curator import VERSION
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
 from compaction.replay import assembly_replay
-from compaction.selectors import assembly_items
+from compaction.selectors import assembly_items, assembly_plan
 from convmem.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, count_tokens
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import SYSTEM, make_thread, path_ids
@@ -265,7 +265,7 @@ def test_next_context_uses_the_written_memo(acme):
     assert r.data["sections"]["dropped"] == []
     assert recent[-1] not in covered
     path = path_ids(thread)
-    record_plan = AssemblyRecord.objects.get(public_id=r.data["assembly_id"]).plan
+    record_plan = assembly_plan(AssemblyRecord.objects.get(public_id=r.data["assembly_id"]))
     assert path.index(record_plan["covered"]["last_id"]) == path.index(recent[0]) - 1
     record = AssemblyRecord.objects.get(public_id=r.data["assembly_id"])
     assert assembly_items(record)[0]["kind"] == "summary"

@@ -126,3 +126,22 @@ def test_a_memo_no_longer_there_is_shown_gone_not_dropped():
         "tokens": 40,
         "header": 2,
     }
+
+
+def test_a_recalled_message_is_its_key_and_the_excerpts_tokens():
+    """A recalled item's tokens are the quoted excerpt's, not the row's: they stay."""
+    recalled = {"kind": "recalled", "id": "msg_1", "role": "user", "tokens": 77}
+    items = [recalled, *_shown(5, 6)]
+
+    stored = items_compact(items, SHOWN.__getitem__, {}, {"msg_1": 1})
+
+    assert stored[0] == {"kind": "recalled", "pk": 1, "tokens": 77}
+    assert items_expand(stored, {}, ROWS) == items
+
+
+def test_a_recalled_message_no_longer_there_is_shown_gone_not_dropped():
+    stored = [{"kind": "recalled", "pk": 8, "tokens": 30}]
+
+    assert items_expand(stored, {}, ROWS) == [
+        {"kind": "recalled", "id": "msg_pk8", "role": "", "tokens": 30}
+    ]
