@@ -580,8 +580,9 @@ class Memo:
         """For a correction worded apart from the line it corrects ("my teacher's email is …",
         then "correction: the instructor's address is actually …"): the one line holding a
         value of a new value's shape, when that shape tells something by itself (three
-        classes or more: an e-mail, a date, a code) and no other line holds one. None when
-        several do (which one is meant is not told)."""
+        classes or more: an e-mail, a date, a code), no other line holds one, and it shares no
+        content word with the new line (worded alike, it was the label rules' to find). None
+        when several do (which one is meant is not told)."""
         telling = {one for one in new_shapes if len(one) >= 3}
         holders = [
             (old, [a for a in old.anchors if shape(a) in telling and a.casefold() not in line.keys])
@@ -591,6 +592,8 @@ class Memo:
         if len(holders) != 1:
             return None
         old, stale = holders[0]
+        if topic_words(line.text, line.anchors) & topic_words(old.text, old.anchors):
+            return None
         return 0.0, old, _stale_run(old, stale)
 
     def _restates_label(self, line: Line, said: str = "") -> bool:
