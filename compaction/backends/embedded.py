@@ -17,7 +17,8 @@ previous memo's lines plus the next segment's statements, folded in order:
   the new statement restates in full is replaced by it;
 - a correction (an "actually", "instead", "new", "changed"… statement) replaces the newest
   earlier line on the same matter — sharing a content word and holding a value of the same shape
-  as the new value — or, when that line carries other values too, cuts the stale value out;
+  as the new value — or, when that line carries other values too, cuts the stale value out; a
+  correction worded wholly apart replaces the only line holding a value of its telling shape;
 - a closing statement ("resolved", "cancelled", "no longer needed"…) that brings no new value
   lets go of the lines holding its identifiers, unless those identifiers run through much of
   the memo (a customer number, a project path);
