@@ -562,7 +562,7 @@ class Memo:
             score = shared + match + position / len(self.lines)
             if best is None or score > best[0]:
                 best = (score, old, _stale_run(old, stale))
-        if best is None and cued:
+        if best is None and cued and line.role == "user":
             best = self._only_line_of_shape(new_shapes, line)
         if best is None:
             return False
@@ -578,13 +578,14 @@ class Memo:
     def _only_line_of_shape(
         self, new_shapes: set[str], line: Line
     ) -> tuple[float, Line, list[str]] | None:
-        """For a correction worded apart from the line it corrects ("my teacher's email is …",
-        then "correction: the instructor's address is actually …"): the one line holding a
-        value of a new value's shape, when that shape tells something by itself (three
-        classes or more: an e-mail, a date, a code), no other line holds one, and it shares no
+        """For the user's correction worded apart from the line it corrects ("my teacher's
+        email is …", then "correction: the instructor's address is actually …"): the one line
+        holding a value of a new value's shape, when that shape tells something by itself
+        (three classes or more, letters among them: an e-mail, a code; not a number or a date,
+        which many things have), no other line holds one, and it shares no
         content word with the new line (worded alike, it was the label rules' to find). None
         when several do (which one is meant is not told)."""
-        telling = {one for one in new_shapes if len(one) >= 3}
+        telling = {one for one in new_shapes if len(one) >= 3 and "a" in one}
         holders = [
             (old, [a for a in old.anchors if shape(a) in telling and a.casefold() not in line.keys])
             for old in self.lines
