@@ -17,7 +17,8 @@ previous memo's lines plus the next segment's statements, folded in order:
   the new statement restates in full is replaced by it;
 - a correction (an "actually", "instead", "new", "changed"… statement) replaces the newest
   earlier line on the same matter — sharing a content word and holding a value of the same shape
-  as the new value — or, when that line carries other values too, cuts the stale value out;
+  as the new value — or, when that line carries other values too, cuts the stale value out; a
+  correction worded wholly apart replaces the only line holding a value of its telling shape;
 - a closing statement ("resolved", "cancelled", "no longer needed"…) that brings no new value
   lets go of the lines holding its identifiers, unless those identifiers run through much of
   the memo (a customer number, a project path);
@@ -543,7 +544,12 @@ class Memo:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
             labelled = [a for a in fresh if _same_label(label, _label_of(old.text, old.anchors, a))]
-            shaped = [a for a in fresh if shape(a) in new_shapes]
+            shaped = [
+                a
+                for a in fresh
+                if shape(a) in new_shapes
+                and not _other_of_a_kind(label, _label_of(old.text, old.anchors, a))
+            ]
             if not _telling_shapes(shaped, label, old):
                 shaped = []
             related = [
@@ -556,6 +562,8 @@ class Memo:
             score = shared + match + position / len(self.lines)
             if best is None or score > best[0]:
                 best = (score, old, _stale_run(old, stale))
+        if best is None and cued and line.role == "user":
+            best = self._only_line_of_shape(new_shapes, line)
         if best is None:
             return False
         _, old, stale = best
@@ -566,6 +574,29 @@ class Memo:
             old.text = _cut(old.text, stale)
             old.anchors = tuple(kept)
         return True
+
+    def _only_line_of_shape(
+        self, new_shapes: set[str], line: Line
+    ) -> tuple[float, Line, list[str]] | None:
+        """For the user's correction worded apart from the line it corrects ("my teacher's
+        email is …", then "correction: the instructor's address is actually …"): the one line
+        holding a value of a new value's shape, when that shape tells something by itself
+        (three classes or more, letters among them: an e-mail, a code; not a number or a date,
+        which many things have), no other line holds one, and it shares no
+        content word with the new line (worded alike, it was the label rules' to find). None
+        when several do (which one is meant is not told)."""
+        telling = {one for one in new_shapes if len(one) >= 3 and "a" in one}
+        holders = [
+            (old, [a for a in old.anchors if shape(a) in telling and a.casefold() not in line.keys])
+            for old in self.lines
+        ]
+        holders = [(old, stale) for old, stale in holders if stale]
+        if len(holders) != 1:
+            return None
+        old, stale = holders[0]
+        if topic_words(line.text, line.anchors) & topic_words(old.text, old.anchors):
+            return None
+        return 0.0, old, _stale_run(old, stale)
 
     def _restates_label(self, line: Line, said: str = "") -> bool:
         """Whether an earlier line gives a value after the same words (the same label: "the
@@ -620,6 +651,7 @@ def _label_before(text: str, value: str) -> list[str]:
         return []
     words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text[:at].split()]
     words = [word for word in words if word]
+    words = _before_value_phrase(words)
     while words and words[-1] in _LINKING_WORDS:
         words.pop()
     if text.startswith("…"):
@@ -627,9 +659,32 @@ def _label_before(text: str, value: str) -> list[str]:
     return words
 
 
+def _before_value_phrase(words: list[str]) -> list[str]:
+    """``words`` (those before a value) without the words that open the value's own phrase:
+    when a copula ("is", "are", "was", "were", "=", "to") stands at most ``VALUE_PHRASE_WORDS``
+    words before the value, what follows it belongs to the value ("is python manage.py …",
+    "is now this coming Friday", "= pytest -k …", "changed to the 3 pm slot"), not to the
+    label; unless a preposition is among them ("is in two weeks"): a relation, not a name."""
+    for back in range(min(VALUE_PHRASE_WORDS, len(words) - 1) + 1):
+        if words[-1 - back] in _COPULAS:
+            phrase = words[len(words) - back :]
+            if _PREPOSITIONS.intersection(phrase):
+                return words  # "is in two weeks", "is at 9": a relation, read as before
+            return words[: len(words) - back]  # the nearest copula: "the flight to Osaka is"
+    return words
+
+
+# The verbs that join a label to its value; see ``_before_value_phrase``.
+_COPULAS = frozenset(["is", "are", "was", "were", "=", "to"])
+VALUE_PHRASE_WORDS = 3
+
+
 # Words that open a noun phrase: two labels alike from one of these on name one thing.
 _DETERMINERS = frozenset(
     """the a an my our your his her their its this that these those which what""".split()  # noqa: SIM905
+)
+_PREPOSITIONS = frozenset(
+    """in on at for of to from with by about before after until""".split()  # noqa: SIM905
 )
 # The first word of the label of a line whose start was cut: it matches no word.
 CUT_OFF = "\x00…"
@@ -648,11 +703,33 @@ def _label_match(one: Sequence[str], other: Sequence[str]) -> int:
 def _telling_shapes(shaped: list[str], label: Sequence[str], old: Line) -> bool:
     """Whether values of the new line's shapes tell that ``old`` holds the stale value: a shape
     of three classes or more ("a-9", "9/9/9"), two shapes or more in common (an address: "9",
-    "a9", "9a"), or a label ending alike. A lone word or number alone tells nothing."""
+    "a9", "9a"), or a label ending alike in the name of the slot, not only in the matter ("my
+    phone number" and "OK so my phone number"; not "the PNR for the flight to Osaka" and "the
+    flight number for the flight to Osaka", which share only what follows "for"). A lone word
+    or number alone tells nothing."""
     shapes = {shape(value) for value in shaped}
     if len(shapes) >= 2 or any(len(one) >= 3 for one in shapes):
         return True
-    return any(_label_match(label, _label_of(old.text, old.anchors, a)) for a in shaped)
+    return any(_shares_slot(label, _label_of(old.text, old.anchors, a)) for a in shaped)
+
+
+def _shares_slot(one: Sequence[str], other: Sequence[str]) -> bool:
+    """Whether two labels end alike from before the matter they name on: what they share does
+    not open with a preposition ("… number for the headphones return")."""
+    matched = _label_match(one, other)
+    return matched > 0 and one[len(one) - matched] not in _PREPOSITIONS
+
+
+def _other_of_a_kind(one: Sequence[str], other: Sequence[str]) -> bool:
+    """Whether two labels name two things of one kind: they part inside their last noun
+    phrase ("… for the series unit" and "… for the integration unit": what they share holds
+    no determiner or preposition; "the RMA number for the headphones return" and "the return
+    authorisation number for the headphones return" part before the matter they share)."""
+    matched = _label_match(one, other)
+    if not matched or matched >= min(len(one), len(other)):
+        return False
+    shared = set(one[len(one) - matched :])
+    return not (shared & _DETERMINERS or shared & _PREPOSITIONS)
 
 
 def _related_label(one: Sequence[str], other: Sequence[str]) -> bool:

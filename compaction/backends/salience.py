@@ -247,10 +247,36 @@ def topic_words(text: str, anchors_of_text: tuple[str, ...]) -> frozenset[str]:
     skip = {anchor.casefold() for anchor in anchors_of_text}
     words = set()
     for match in _WORD.finditer(text):
-        word = match.group(0).strip(EDGE_PUNCTUATION).casefold()
-        if len(word) >= 4 and word.isalpha() and word not in skip:
-            words.add(word[:6])  # a crude stem: "delivered" and "delivery" meet at "delive"
+        word = match.group(0).strip(EDGE_PUNCTUATION)
+        if word.casefold() in skip and not _joined_words(word):
+            continue
+        for part in _joined_words(word) or [word]:
+            part = part.casefold()
+            if len(part) >= 4 and part.isalpha() and part not in skip:
+                words.add(_stem(part))
     return frozenset(words)
+
+
+# Where a key or identifier joins words: "flight_no", "quizScore", "test-count", "user.email".
+_JOINS = re.compile(r"[_\-.]+|(?<=[a-z])(?=[A-Z])")
+
+
+def _joined_words(word: str) -> list[str]:
+    """The words a joined key is made of ("flight_no" -> flight, no; "quizScore" -> quiz,
+    Score), when it is made of two or more words of letters; [] otherwise. A key in a tool's
+    output names its value as the words written apart name it in prose."""
+    parts = [part for part in _JOINS.split(word) if part]
+    if len(parts) < 2 or not all(part.isalpha() for part in parts):
+        return []
+    return parts
+
+
+def _stem(word: str) -> str:
+    """A crude stem: the first six letters of the word without a plural "s" ("delivered" and
+    "delivery" meet at "delive", "tests" and "test" at "test")."""
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 4:
+        word = word[:-1]
+    return word[:6]
 
 
 def shape(word: str) -> str:

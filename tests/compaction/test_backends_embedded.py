@@ -198,6 +198,86 @@ def test_a_value_of_another_matter_in_the_same_shape_is_not_taken_for_a_correcti
     assert "qx-8830" in memo
 
 
+def _corrected(first: list[tuple[str, str]], correction: str) -> str:
+    """The memo of ``first``, then of ``correction`` folded into it."""
+    return _memo(_sources(("user", correction)), previous=_memo(_sources(*first)))
+
+
+def test_a_key_of_a_tool_output_is_corrected_by_its_words_written_apart() -> None:
+    memo = _corrected(
+        [("tool", '{"locker_pin": "QX 5521", "status": "active"}')],
+        "Sorry, I gave you the wrong one earlier. The locker pin for the gym is ZR 7710.",
+    )
+
+    assert "ZR 7710" in memo
+    assert "QX 5521" not in memo
+
+
+def test_words_opening_the_value_are_not_part_of_its_label() -> None:
+    memo = _corrected(
+        [("user", "The script we run for the backup cron is bash scripts/backup_full.sh.")],
+        "Correction: the script we run for the backup cron is actually node tools/backup.js.",
+    )
+
+    assert "tools/backup.js" in memo
+    assert "scripts/backup_full.sh" not in memo
+
+
+def test_a_correction_worded_apart_replaces_the_only_value_of_its_shape() -> None:
+    memo = _corrected(
+        [("user", "My landlord's email is petra.voss@example.org, for the deposit.")],
+        "Correction: the owner's address is actually anja.klein@example.net.",
+    )
+
+    assert "anja.klein@example.net" in memo
+    assert "petra.voss@example.org" not in memo
+
+
+def test_a_correction_worded_apart_leaves_values_of_its_shape_when_several_could_be_meant() -> None:
+    memo = _corrected(
+        [
+            ("user", "My landlord's email is petra.voss@example.org, for the deposit."),
+            ("user", "The plumber writes from rolf.haas@example.com about the boiler."),
+        ],
+        "Correction: the owner's address is actually anja.klein@example.net.",
+    )
+
+    assert "anja.klein@example.net" in memo
+    assert "petra.voss@example.org" in memo
+    assert "rolf.haas@example.com" in memo
+
+
+def test_a_new_value_for_another_thing_of_the_same_kind_corrects_nothing() -> None:
+    memo = _corrected(
+        [("user", "The deadline for the physics essay is 14/05/2027.")],
+        "Update: the deadline for the history essay is now 09/06/2027.",
+    )
+
+    assert "14/05/2027" in memo
+    assert "09/06/2027" in memo
+
+
+def test_a_value_for_another_slot_of_the_same_matter_corrects_nothing() -> None:
+    memo = _corrected(
+        [("user", "The booking code for the ferry to Split is KLMPQ.")],
+        "Sorry, I gave you the wrong one earlier. The sailing number for the ferry to Split "
+        "is FX 210.",
+    )
+
+    assert "KLMPQ" in memo
+    assert "FX 210" in memo
+
+
+def test_a_correction_after_the_same_slot_replaces_a_value_of_another_notation() -> None:
+    memo = _corrected(
+        [("user", "OK so my phone number is +44 20 7946 0018.")],
+        "Correction: my phone number is actually (415) 555-0199.",
+    )
+
+    assert "(415) 555-0199" in memo
+    assert "7946" not in memo
+
+
 def test_a_wish_restated_after_a_repeated_lead_in_is_kept() -> None:
     lead_in = "One thing that matters to me:"
     memo = _memo(
