@@ -198,6 +198,17 @@ def test_postgresql_answers_from_the_gin_index(acme):
 
 
 @pytest.mark.postgres
+def test_the_gin_index_keeps_no_pending_list(db):
+    """New entries go into the index's tree at once: a pending list is read whole by every
+    search, for each word (see ``threads.search.PG_STORAGE``)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [search.PG_INDEX])
+        (options,) = cursor.fetchone()
+
+    assert "fastupdate=off" in options
+
+
+@pytest.mark.postgres
 def test_a_lookup_within_a_thread_reads_only_the_index_on_an_unanalysed_table(acme):
     """Recall's lookup: the thread is a lexeme of the indexed document, and no btree applies to
     its bounds, so the GIN index answers it — with no statistics gathered, as on a fresh
