@@ -1,0 +1,107 @@
+"""With sealing on, the thread's system prompts and the responses stored under an
+``Idempotency-Key`` are ciphertext at rest, read back as they were written (a retry replays the
+same body), and erasure still redacts them: with the subject's key destroyed first, a stored
+response that no longer opens replays the erased view."""
+
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from tests.conftest import TenantKit
+from threads.erasure import UNREADABLE_RESPONSE
+from threads.models import IdempotencyRecord, Thread
+
+pytestmark = pytest.mark.django_db
+
+CANARY = "CANARY-7d1f"
+
+
+def _at_rest(sql: str, params: list[Any]) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return " ".join(str(value) for row in cursor.fetchall() for value in row)
+
+
+def _append(acme: TenantKit, thread_id: str, key: str) -> Any:
+    return acme.client.post(
+        f"/api/v1/threads/{thread_id}/messages",
+        {"role": "user", "content": f"my number is {CANARY}"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=key,
+    )
+
+
+def _sealed_thread(acme: TenantKit, settings: Any) -> str:
+    settings.CONVMEM_ENCRYPT_CONTENT = True
+    created = acme.client.post(
+        "/api/v1/threads",
+        {"user_ref": "sealed-subject", "system": f"You help {CANARY}."},
+        format="json",
+    )
+    assert created.status_code == 201, created.data
+    return created.data["id"]
+
+
+def test_system_prompts_and_stored_responses_are_sealed_and_replayed(
+    acme: TenantKit, settings: Any
+) -> None:
+    thread_id = _sealed_thread(acme, settings)
+    first = _append(acme, thread_id, "sealed-append")
+    assert first.status_code == 201
+    thread = Thread.objects.get(public_id=thread_id)
+
+    prompts = _at_rest("SELECT text FROM threads_systemprompt WHERE thread_id = %s", [thread.pk])
+    responses = _at_rest(
+        "SELECT response_body FROM threads_idempotencyrecord WHERE thread_id = %s", [thread.pk]
+    )
+    assert CANARY not in prompts
+    assert prompts.startswith(f"enc1:{thread.data_key_id}:")
+    assert CANARY not in responses
+    assert f"enc1:{thread.data_key_id}:" in responses
+
+    assert thread.system_prompt.text == f"You help {CANARY}."
+    context = acme.client.post(
+        f"/api/v1/threads/{thread_id}/context", {"window_tokens": 4000}, format="json"
+    )
+    assert context.status_code == 200, context.data
+    assert context.data["messages"][0] == {"role": "system", "content": f"You help {CANARY}."}
+    replay = _append(acme, thread_id, "sealed-append")
+    assert replay.status_code == 201
+    assert replay.data == first.data
+    assert replay.headers.get("Idempotent-Replayed") == "true"
+
+
+def test_erasure_with_the_key_destroyed_leaves_stored_responses_the_erased_view(
+    acme: TenantKit, settings: Any
+) -> None:
+    thread_id = _sealed_thread(acme, settings)
+    assert _append(acme, thread_id, "before-delete").status_code == 201
+
+    erased = acme.client.delete(f"/api/v1/threads/{thread_id}")
+    assert erased.status_code == 200, erased.content
+
+    thread = Thread.objects.get(public_id=thread_id)
+    record = IdempotencyRecord.objects.get(key="before-delete")
+    assert record.response_body == UNREADABLE_RESPONSE
+    assert _at_rest("SELECT text FROM threads_systemprompt WHERE thread_id = %s", [thread.pk]) == ""
+
+
+def test_a_redaction_keeps_the_key_and_redacts_the_sealed_response(
+    acme: TenantKit, settings: Any
+) -> None:
+    thread_id = _sealed_thread(acme, settings)
+    said = _append(acme, thread_id, "to-redact")
+
+    redacted = acme.client.post(
+        f"/api/v1/threads/{thread_id}/messages/{said.data['id']}/redact",
+        {"reason": "card number"},
+        format="json",
+    )
+    assert redacted.status_code == 200, redacted.content
+
+    body = IdempotencyRecord.objects.get(key="to-redact").response_body
+    assert body["id"] == said.data["id"]
+    assert CANARY not in str(body)
+    assert body["erased"] is True
+    assert IdempotencyRecord.objects.get(key="to-redact").thread.data_key_id  # the key lives on
