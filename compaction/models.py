@@ -9,7 +9,7 @@ from convmem.compact_json import CompactJSONEncoder, CompactJSONField
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
-from convmem.sealed_fields import SealedRow, SealedTextField
+from convmem.sealed_fields import SealedBinaryField, SealedRow, SealedTextField
 from threads.erasure import ERASED
 
 
@@ -276,7 +276,7 @@ class ContentBlob(models.Model):
         return self.sha256[:12]
 
 
-class RenderedPiece(models.Model):
+class RenderedPiece(SealedRow, models.Model):
     """One rendered message of a kept model input (canonical JSON, zlib-compressed), stored once
     per thread by SHA-256: consecutive inputs share their common messages, so keeping inputs
     costs about one new message per turn, not the whole window again. Deleted with the last
@@ -284,7 +284,9 @@ class RenderedPiece(models.Model):
 
     thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
     sha256 = models.CharField(max_length=64)
-    data = models.BinaryField()
+    # The compressed bytes, sealed with the subject's data key when encryption is on
+    # (``convmem.sealed_fields``): the thread is the subject's, so the per-thread dedup holds.
+    data = SealedBinaryField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -294,3 +296,19 @@ class RenderedPiece(models.Model):
 
     def __str__(self) -> str:
         return self.sha256[:12]
+
+    # No public id: (thread, sha256) names the piece, and is unique.
+    SEALED_IDENTITY = "sealed_identity"
+    SEALING_RELATED = ("thread",)
+
+    @property
+    def sealed_identity(self) -> str:
+        return piece_identity(self.thread_id, self.sha256)
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
+
+
+def piece_identity(thread_id: int, sha256: str) -> str:
+    """A rendered piece's identity in its sealed data's associated data."""
+    return f"{thread_id}:{sha256}"

@@ -1,13 +1,19 @@
-"""With sealing on, the thread's system prompts and the responses stored under an
-``Idempotency-Key`` are ciphertext at rest, read back as they were written (a retry replays the
-same body), and erasure still redacts them: with the subject's key destroyed first, a stored
-response that no longer opens replays the erased view."""
+"""With sealing on, the copies of content beyond messages and memos are ciphertext at rest too:
+the thread's system prompts, the responses stored under an ``Idempotency-Key`` and the kept
+model inputs' rendered pieces. They read back as written (a retry replays the same body, a
+replay of a kept input verifies its hash), and erasure still reaches them: with the subject's
+key destroyed first, a stored response that no longer opens replays the erased view."""
 
 from typing import Any
 
 import pytest
 from django.db import connection
 
+from compaction.models import RenderedPiece
+from compaction.replay import assembly_replay
+from compaction.snapshots import snapshot_messages
+from convmem.models import ModelProfile
+from tests.compaction.test_snapshots import assemble_turns
 from tests.conftest import TenantKit
 from threads.erasure import UNREADABLE_RESPONSE
 from threads.models import IdempotencyRecord, Thread
@@ -105,3 +111,22 @@ def test_a_redaction_keeps_the_key_and_redacts_the_sealed_response(
     assert CANARY not in str(body)
     assert body["erased"] is True
     assert IdempotencyRecord.objects.get(key="to-redact").thread.data_key_id  # the key lives on
+
+
+def test_kept_inputs_are_sealed_and_replay_verifies_them(acme: TenantKit, settings: Any) -> None:
+    thread_id = _sealed_thread(acme, settings)
+    profile = ModelProfile.objects.create(
+        tenant=acme.tenant, name="debug", keep_rendered_inputs=True
+    )
+    Thread.objects.filter(public_id=thread_id).update(profile=profile)
+    thread = Thread.objects.get(public_id=thread_id)
+
+    records = assemble_turns(thread, 3)
+
+    stored = RenderedPiece.objects.filter(thread=thread).values_list("data", flat=True)
+    assert stored
+    assert all(bytes(data).startswith(f"enc1:{thread.data_key_id}:".encode()) for data in stored)
+    for record in records:
+        replay = assembly_replay(assembly=record)
+        assert replay.matches, replay.reason
+        assert snapshot_messages(record) == replay.messages
