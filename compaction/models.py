@@ -1,10 +1,13 @@
 """Summaries (memos over explicit message ranges) and assembly records (what the model saw, as
 ids, with the texts that were not messages)."""
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 
 from compaction import record_form
+from convmem import crypto
 from convmem.compact_json import CompactJSONEncoder, CompactJSONField
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
@@ -254,14 +257,19 @@ def budget_shortened(stored: dict, previous: dict | None) -> dict | None:
     return {key: stored[key] for key in BUDGET_OWN}
 
 
-class ContentBlob(models.Model):
+class ContentBlob(SealedRow, models.Model):
     """Text an assembly used that is not a message or summary (system prompts, retrieved items),
-    stored once per tenant by SHA-256 so a replay can rebuild the input. Erasable like content.
+    stored once by SHA-256 so a replay can rebuild the input. Erasable like content.
+
+    With encryption on, a blob is stored once per subject: ``key_id`` is the subject's data key,
+    which seals ``text``, so destroying the key shreds the subject's blobs and no other
+    subject's. With it off (``key_id`` ""), once per tenant, as blobs written before.
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    key_id = models.CharField(max_length=40, blank=True, default="", db_default="", editable=False)
     sha256 = models.CharField(max_length=64)
-    text = models.TextField(blank=True)
+    text = SealedTextField(blank=True)
     erased_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -269,11 +277,38 @@ class ContentBlob(models.Model):
         verbose_name = "stored prompt or retrieved text"
         verbose_name_plural = "stored prompts and retrieved texts"
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
+            models.UniqueConstraint(
+                fields=["tenant", "key_id", "sha256"], name="blob_tenant_key_sha256"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.sha256[:12]
+
+    # No public id: (tenant, key, sha256) names the blob, and is unique.
+    SEALED_IDENTITY = "sealed_identity"
+    # Blobs stored in clear belong to the tenant (shared by its subjects), not to one subject:
+    # there is no one key to seal them with. Erasure reaches them as before.
+    SEALABLE_ROWS = Q(erased_at__isnull=True) & ~Q(key_id="")
+
+    @property
+    def sealed_identity(self) -> str:
+        return blob_identity(self.tenant_id, self.key_id, self.sha256)
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        # The key is the blob's scope (part of its identity): a blob is never re-keyed.
+        return self.key_id
+
+
+def blob_identity(tenant_id: int, key_id: str, sha256: str) -> str:
+    """A content blob's identity in its sealed text's associated data."""
+    return f"{tenant_id}:{key_id}:{sha256}"
+
+
+def blob_key_id(thread: Any) -> str:
+    """The scope the thread's blobs are stored under: its subject's data key when encryption is
+    on, "" (the tenant's) when off."""
+    return thread.data_key() if crypto.encryption_enabled() else ""
 
 
 class RenderedPiece(SealedRow, models.Model):

@@ -108,6 +108,7 @@ def test_rows_written_in_clear_are_sealed_and_read_as_before(
         "threads.Message: 6 rows in clear",
         "threads.IdempotencyRecord: 0 rows in clear",
         "compaction.Summary: 1 rows in clear",
+        "compaction.ContentBlob: 0 rows in clear",
         "compaction.RenderedPiece: 0 rows in clear",
     ]
     output = _encrypt()

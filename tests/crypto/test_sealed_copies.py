@@ -1,6 +1,7 @@
 """With sealing on, the copies of content beyond messages and memos are ciphertext at rest too:
-the thread's system prompts, the responses stored under an ``Idempotency-Key`` and the kept
-model inputs' rendered pieces. They read back as written (a retry replays the same body, a
+the thread's system prompts, the responses stored under an ``Idempotency-Key``, the system
+and retrieved texts an assembly stored (content blobs, once per subject) and the kept model
+inputs' rendered pieces. They read back as written (a retry replays the same body, a
 replay of a kept input verifies its hash), and erasure still reaches them: with the subject's
 key destroyed first, a stored response that no longer opens replays the erased view."""
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from compaction.models import RenderedPiece
+from compaction.models import AssemblyRecord, ContentBlob, RenderedPiece
 from compaction.replay import assembly_replay
 from compaction.snapshots import snapshot_messages
 from convmem.models import ModelProfile
@@ -130,3 +131,49 @@ def test_kept_inputs_are_sealed_and_replay_verifies_them(acme: TenantKit, settin
         replay = assembly_replay(assembly=record)
         assert replay.matches, replay.reason
         assert snapshot_messages(record) == replay.messages
+
+
+def _assemble(acme: TenantKit, thread_id: str) -> Any:
+    response = acme.client.post(
+        f"/api/v1/threads/{thread_id}/context",
+        {
+            "window_tokens": 4000,
+            "system": f"You help customer {CANARY}.",
+            "retrieved": [{"ref": "crm", "content": f"CRM record of {CANARY}"}],
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.data
+    return response.data
+
+
+def test_system_and_retrieved_texts_are_stored_per_subject_sealed(
+    acme: TenantKit, settings: Any
+) -> None:
+    settings.CONVMEM_ENCRYPT_CONTENT = True
+    threads = {}
+    for user_ref in ("alice", "bob"):
+        created = acme.client.post("/api/v1/threads", {"user_ref": user_ref}, format="json")
+        _append(acme, created.data["id"], f"first-{user_ref}")
+        threads[user_ref] = created.data["id"]
+    alice_context = _assemble(acme, threads["alice"])
+    _assemble(acme, threads["alice"])  # stored once per subject and hash
+    _assemble(acme, threads["bob"])
+
+    keys = {u: Thread.objects.get(public_id=t).data_key_id for u, t in threads.items()}
+    rows = ContentBlob.objects.values_list("key_id", flat=True)
+    assert sorted(rows) == sorted([keys["alice"]] * 2 + [keys["bob"]] * 2)
+    at_rest = _at_rest("SELECT text FROM compaction_contentblob", [])
+    assert CANARY not in at_rest
+    assert at_rest.count("enc1:") == 4
+    record = AssemblyRecord.objects.get(public_id=alice_context["assembly_id"])
+    replay = assembly_replay(assembly=record)
+    assert replay.matches, replay.reason
+
+    assert acme.client.delete(f"/api/v1/threads/{threads['alice']}").status_code == 200
+
+    alice_blobs = ContentBlob.objects.filter(key_id=keys["alice"])
+    assert all(blob.erased_at is not None and blob.text == "" for blob in alice_blobs)
+    bob = Thread.objects.get(public_id=threads["bob"])
+    bob_replay = assembly_replay(assembly=AssemblyRecord.objects.filter(thread=bob).get())
+    assert bob_replay.matches, bob_replay.reason
