@@ -12,7 +12,7 @@ from convmem.compact_json import CompactJSONEncoder, CompactJSONField
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
-from convmem.sealed_fields import SealedBinaryField, SealedRow, SealedTextField
+from convmem.sealed_fields import SealedBinaryField, SealedJSONField, SealedRow, SealedTextField
 from threads.erasure import ERASED
 
 
@@ -64,7 +64,9 @@ class Summary(SealedRow, models.Model):
     model = models.CharField(max_length=128, blank=True)
     prompt_version = models.CharField(max_length=64, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True)
-    scores = models.JSONField(default=dict, blank=True, encoder=CompactJSONEncoder)
+    # What the scorer found: the fact lists quote the memo and its originals, so with encryption
+    # on the whole value is sealed like ``text`` (one value: the counts are read with it).
+    scores = SealedJSONField(default=dict, blank=True, encoder=CompactJSONEncoder)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(

@@ -33,6 +33,14 @@ class SealedRow:
         row_id = getattr(self, self.SEALED_IDENTITY)
         return crypto.row_aad(self._meta.db_table, row_id, column + part)
 
+    def stored_for_update(self, field_name: str, value: Any) -> Any:
+        """``value`` as the sealed field ``field_name`` of this row stores it (sealed when
+        encryption is on): for writes with ``QuerySet.update``, which skips ``pre_save``."""
+        field = self._meta.get_field(field_name)  # type: ignore[attr-defined]
+        if not crypto.encryption_enabled() or not field.needs_sealing(value):
+            return value
+        return field.sealed(self, value)
+
     @classmethod
     def from_db(cls, db: str, field_names: Any, values: Any) -> Any:
         instance = super().from_db(db, field_names, values)  # type: ignore[misc]

@@ -128,7 +128,7 @@ def _complete(
         ).update(
             status=IdempotencyRecord.Status.COMPLETED,
             response_status=status,
-            response_body=claim.response_body_stored(body),
+            response_body=claim.stored_for_update("response_body", body),
             thread=thread,
             completed_at=timezone.now(),
         )

@@ -5,8 +5,6 @@ thread, so a thread always has exactly one root even when its first message is e
 API never shows the root: a first message reports ``parent_id: null``.
 """
 
-from typing import Any
-
 from django.db import models
 from django.db.models import Q
 from tree_queries.models import TreeNode
@@ -333,11 +331,3 @@ class IdempotencyRecord(SealedRow, models.Model):
 
     def sealing_key_id(self, renew: bool = False) -> str:
         return self.thread.data_key(renew=renew) if self.thread_id else ""
-
-    def response_body_stored(self, body: Any) -> Any:
-        """``body`` as ``response_body`` stores it (sealed when encryption is on), for the
-        writes that store it with ``QuerySet.update``, which skips ``pre_save``."""
-        field = self._meta.get_field("response_body")
-        if not crypto.encryption_enabled() or not field.needs_sealing(body):  # type: ignore[attr-defined]
-            return body
-        return field.sealed(self, body)  # type: ignore[attr-defined]
