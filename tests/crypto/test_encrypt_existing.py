@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections
 
 from audit.erasure import message_content_erase
-from compaction.models import Summary
+from compaction.models import ContentBlob, Summary
 from convmem import blind_index, seal_existing
 from tests.conftest import SYSTEM, TenantKit
 from threads import services
@@ -150,6 +150,12 @@ def test_system_prompts_and_stored_responses_written_in_clear_are_sealed(
         HTTP_IDEMPOTENCY_KEY="clear-before",
     )
     assert said.status_code == 201
+    context = acme.client.post(
+        f"/api/v1/threads/{thread.public_id}/context",
+        {"window_tokens": 4000, "retrieved": [{"ref": "crm", "content": "canary item"}]},
+        format="json",
+    )
+    assert context.status_code == 200, context.data
     assert "canary system prompt" in _stored_prompt_and_responses(thread)
     assert "canary turn" in _stored_prompt_and_responses(thread)
     settings.CONVMEM_ENCRYPT_CONTENT = True
@@ -158,6 +164,9 @@ def test_system_prompts_and_stored_responses_written_in_clear_are_sealed(
 
     assert "threads.SystemPrompt: sealed 1 rows" in output
     assert "threads.IdempotencyRecord: sealed 1 rows" in output
+    # The tenant's blobs written in clear are shared by its subjects: no one key seals them.
+    assert "compaction.ContentBlob: sealed 0 rows" in output
+    assert set(ContentBlob.objects.values_list("key_id", flat=True)) == {""}
     assert "canary" not in _stored_prompt_and_responses(thread)
     thread = Thread.objects.get(pk=thread.pk)
     assert thread.system_prompt.text == "canary system prompt"
