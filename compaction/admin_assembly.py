@@ -13,9 +13,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from auditlog.events import thread_view_record
-from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.models import AssemblyRecord, Summary
 from compaction.replay import assembly_replay
-from compaction.selectors import assembly_items, assembly_plan, inputs_losing_the_middle
+from compaction.selectors import (
+    assembly_blobs,
+    assembly_items,
+    assembly_plan,
+    inputs_losing_the_middle,
+)
 from threads import admin_display
 from threads.models import Message
 
@@ -85,11 +90,7 @@ def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
         .select_related("first", "last")
         .in_bulk(summary_ids, field_name="public_id")
     )
-    # Unique per tenant (``blob_tenant_sha256``), so a dict by hash is exact.
-    blobs = {
-        blob.sha256: blob
-        for blob in ContentBlob.objects.filter(tenant_id=assembly.tenant_id, sha256__in=hashes)
-    }
+    blobs = assembly_blobs(assembly, hashes)
     views = []
     for position, item in enumerate(items, start=1):
         view = ItemView(position=position, item=item, content=None, tokens=item.get("tokens"))

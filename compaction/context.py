@@ -41,7 +41,13 @@ from django.utils import timezone
 from auditlog.events import Actor, audit_event_build
 from compaction import item_runs, record_form, selectors, snapshots
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
-from compaction.models import AssemblyRecord, ContentBlob, Summary, budget_shortened
+from compaction.models import (
+    AssemblyRecord,
+    ContentBlob,
+    Summary,
+    blob_key_id,
+    budget_shortened,
+)
 from compaction.profiles import EffectiveProfile, request_budget, thread_profile
 from compaction.recall import Recalled, recall_candidates
 from compaction.rendering import (
@@ -302,17 +308,20 @@ def _plan(
 
 # A blob already stored stays; one erased since is stored again (it is new data from the caller).
 _BLOB_CONFLICT = (
-    f"(tenant_id, sha256) DO UPDATE SET text = EXCLUDED.text, erased_at = NULL "
+    f"(tenant_id, key_id, sha256) DO UPDATE SET text = EXCLUDED.text, erased_at = NULL "
     f"WHERE {ContentBlob._meta.db_table}.erased_at IS NOT NULL"
 )
 
 
-def _blobs(tenant_id: int, pieces: list[_Piece], stored: frozenset[str]) -> Insert:
+def _blobs(tenant_id: int, key_id: str, pieces: list[_Piece], stored: frozenset[str]) -> Insert:
     """The texts a replay needs (system prompt, retrieved items) that are not stored yet, once
-    per tenant and hash."""
+    per tenant, key (sealed under it; ``blob_key_id``) and hash."""
     texts = {piece.digest: piece.text for piece in pieces if piece.digest not in stored}
     return Insert(
-        [ContentBlob(tenant_id=tenant_id, sha256=d, text=t) for d, t in texts.items()],
+        [
+            ContentBlob(tenant_id=tenant_id, key_id=key_id, sha256=d, text=t)
+            for d, t in texts.items()
+        ],
         on_conflict=_BLOB_CONFLICT,
     )
 
@@ -617,6 +626,7 @@ def _assemble(
         retrieved=sum(message_tokens(piece.tokens) for piece in items),
     )
     available = max(budget.available, 0)
+    blob_key = blob_key_id(thread)
     fetched = selectors.context_read(
         thread=thread,
         leaf_id=leaf.pk,
@@ -626,6 +636,7 @@ def _assemble(
         max_rows=settings.CONVMEM_CONTEXT_MAX_ROWS,
         min_rows=group_size,
         blob_digests=[piece.digest for piece in texts],
+        blob_key_id=blob_key,
     )
     rows = [row for row in fetched.rows if row.role != Role.ROOT]
     if not rows:
@@ -701,7 +712,7 @@ def _assemble(
     # its audit event (see ``convmem.db``).
     rows_insert(
         [
-            _blobs(thread.tenant_id, texts, fetched.stored_blobs),
+            _blobs(thread.tenant_id, blob_key, texts, fetched.stored_blobs),
             Insert(pieces, on_conflict=snapshots.PIECE_CONFLICT),
             Insert([record], returning=True),
             Insert([event]),

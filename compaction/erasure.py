@@ -108,23 +108,33 @@ def _item_ids(items: Iterable[dict[str, Any]]) -> set[str]:
 
 def blobs_erase_exclusive(*, tenant_id: int, threads: QuerySet[Thread], now: datetime) -> list[str]:
     """Erase the content blobs (system prompts, retrieved texts) the assemblies of ``threads``
-    used that no other thread's assembly uses. Returns their hashes."""
-    hashes = _exclusive_blob_hashes(tenant_id, threads)
-    blobs = ContentBlob.objects.filter(
-        tenant_id=tenant_id, sha256__in=hashes, erased_at__isnull=True
-    )
-    erased = sorted(blobs.values_list("sha256", flat=True))
-    blobs.update(text="", erased_at=now)
-    return erased
+    used that no other thread's assembly uses: of the blobs stored in clear (once per tenant),
+    those no other thread of the tenant uses; of the sealed ones (once per subject, under its
+    key), those no other thread of the subject uses. Returns their hashes."""
+    hashes = _blob_hashes(AssemblyRecord.objects.filter(thread__in=threads))
+    tenant_others = AssemblyRecord.objects.filter(tenant_id=tenant_id).exclude(thread__in=threads)
+    scopes = {"": _unused_by(hashes, tenant_others)}
+    for key_id in set(threads.exclude(data_key_id="").values_list("data_key_id", flat=True)):
+        subject_others = tenant_others.filter(thread__data_key_id=key_id)
+        scopes[key_id] = _unused_by(hashes, subject_others)
+    erased = []
+    for key_id, exclusive in scopes.items():
+        blobs = ContentBlob.objects.filter(
+            tenant_id=tenant_id, key_id=key_id, sha256__in=exclusive, erased_at__isnull=True
+        )
+        erased += blobs.values_list("sha256", flat=True)
+        blobs.update(text="", erased_at=now)
+    return sorted(erased)
 
 
-def _exclusive_blob_hashes(tenant_id: int, threads: QuerySet[Thread]) -> set[str]:
-    assemblies = AssemblyRecord.objects.filter(thread__in=threads)
-    hashes = {
+def _blob_hashes(assemblies: QuerySet[AssemblyRecord]) -> set[str]:
+    return {
         item["hash"]
         for items in assemblies.values_list("items", flat=True).iterator(chunk_size=500)
         for item in items
         if item.get("hash")
     }
-    others = AssemblyRecord.objects.filter(tenant_id=tenant_id).exclude(thread__in=threads)
+
+
+def _unused_by(hashes: set[str], others: QuerySet[AssemblyRecord]) -> set[str]:
     return {h for h in hashes if not others.filter(items__icontains=h).exists()}

@@ -1,15 +1,18 @@
 """Summaries (memos over explicit message ranges) and assembly records (what the model saw, as
 ids, with the texts that were not messages)."""
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 
 from compaction import record_form
+from convmem import crypto
 from convmem.compact_json import CompactJSONEncoder, CompactJSONField
 from convmem.ids import new_assembly_id, new_summary_id
 from convmem.models import Tenant
 from convmem.pricing import STORED_COST_DIGITS, STORED_COST_PLACES
-from convmem.sealed_fields import SealedRow, SealedTextField
+from convmem.sealed_fields import SealedBinaryField, SealedJSONField, SealedRow, SealedTextField
 from threads.erasure import ERASED
 
 
@@ -61,7 +64,9 @@ class Summary(SealedRow, models.Model):
     model = models.CharField(max_length=128, blank=True)
     prompt_version = models.CharField(max_length=64, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True)
-    scores = models.JSONField(default=dict, blank=True, encoder=CompactJSONEncoder)
+    # What the scorer found: the fact lists quote the memo and its originals, so with encryption
+    # on the whole value is sealed like ``text`` (one value: the counts are read with it).
+    scores = SealedJSONField(default=dict, blank=True, encoder=CompactJSONEncoder)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(
@@ -254,14 +259,19 @@ def budget_shortened(stored: dict, previous: dict | None) -> dict | None:
     return {key: stored[key] for key in BUDGET_OWN}
 
 
-class ContentBlob(models.Model):
+class ContentBlob(SealedRow, models.Model):
     """Text an assembly used that is not a message or summary (system prompts, retrieved items),
-    stored once per tenant by SHA-256 so a replay can rebuild the input. Erasable like content.
+    stored once by SHA-256 so a replay can rebuild the input. Erasable like content.
+
+    With encryption on, a blob is stored once per subject: ``key_id`` is the subject's data key,
+    which seals ``text``, so destroying the key shreds the subject's blobs and no other
+    subject's. With it off (``key_id`` ""), once per tenant, as blobs written before.
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    key_id = models.CharField(max_length=40, blank=True, default="", db_default="", editable=False)
     sha256 = models.CharField(max_length=64)
-    text = models.TextField(blank=True)
+    text = SealedTextField(blank=True)
     erased_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -269,14 +279,41 @@ class ContentBlob(models.Model):
         verbose_name = "stored prompt or retrieved text"
         verbose_name_plural = "stored prompts and retrieved texts"
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "sha256"], name="blob_tenant_sha256"),
+            models.UniqueConstraint(
+                fields=["tenant", "key_id", "sha256"], name="blob_tenant_key_sha256"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.sha256[:12]
 
+    # No public id: (tenant, key, sha256) names the blob, and is unique.
+    SEALED_IDENTITY = "sealed_identity"
+    # Blobs stored in clear belong to the tenant (shared by its subjects), not to one subject:
+    # there is no one key to seal them with. Erasure reaches them as before.
+    SEALABLE_ROWS = Q(erased_at__isnull=True) & ~Q(key_id="")
 
-class RenderedPiece(models.Model):
+    @property
+    def sealed_identity(self) -> str:
+        return blob_identity(self.tenant_id, self.key_id, self.sha256)
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        # The key is the blob's scope (part of its identity): a blob is never re-keyed.
+        return self.key_id
+
+
+def blob_identity(tenant_id: int, key_id: str, sha256: str) -> str:
+    """A content blob's identity in its sealed text's associated data."""
+    return f"{tenant_id}:{key_id}:{sha256}"
+
+
+def blob_key_id(thread: Any) -> str:
+    """The scope the thread's blobs are stored under: its subject's data key when encryption is
+    on, "" (the tenant's) when off."""
+    return thread.data_key() if crypto.encryption_enabled() else ""
+
+
+class RenderedPiece(SealedRow, models.Model):
     """One rendered message of a kept model input (canonical JSON, zlib-compressed), stored once
     per thread by SHA-256: consecutive inputs share their common messages, so keeping inputs
     costs about one new message per turn, not the whole window again. Deleted with the last
@@ -284,7 +321,9 @@ class RenderedPiece(models.Model):
 
     thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
     sha256 = models.CharField(max_length=64)
-    data = models.BinaryField()
+    # The compressed bytes, sealed with the subject's data key when encryption is on
+    # (``convmem.sealed_fields``): the thread is the subject's, so the per-thread dedup holds.
+    data = SealedBinaryField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -294,3 +333,19 @@ class RenderedPiece(models.Model):
 
     def __str__(self) -> str:
         return self.sha256[:12]
+
+    # No public id: (thread, sha256) names the piece, and is unique.
+    SEALED_IDENTITY = "sealed_identity"
+    SEALING_RELATED = ("thread",)
+
+    @property
+    def sealed_identity(self) -> str:
+        return piece_identity(self.thread_id, self.sha256)
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
+
+
+def piece_identity(thread_id: int, sha256: str) -> str:
+    """A rendered piece's identity in its sealed data's associated data."""
+    return f"{thread_id}:{sha256}"

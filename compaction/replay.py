@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compaction.curator import UnknownCuratorVersion, check_version_known
-from compaction.models import AssemblyRecord, ContentBlob, Summary
+from compaction.models import AssemblyRecord, Summary
 from compaction.rendering import MessagePayload, item_payload_key, render, rendered_hash
-from compaction.selectors import assembly_items
+from compaction.selectors import assembly_blobs, assembly_items
 from convmem.sealed_fields import stored_open
 from threads.erasure import ERASED
 from threads.models import Message
@@ -73,11 +73,9 @@ def _texts(assembly: AssemblyRecord, items: list[dict[str, Any]]) -> _Texts:
         found.by_key[public_id] = stored_open(Summary, "text", public_id, text)
         if text == ERASED:
             found.erased.append(public_id)
-    for sha256, text, erased_at in ContentBlob.objects.filter(
-        tenant_id=assembly.tenant_id, sha256__in=by_kind["blob"]
-    ).values_list("sha256", "text", "erased_at"):
-        found.by_key[sha256] = ERASED if erased_at is not None else text
-        if erased_at is not None:
+    for sha256, blob in assembly_blobs(assembly, by_kind["blob"]).items():
+        found.by_key[sha256] = ERASED if blob.erased_at is not None else blob.text
+        if blob.erased_at is not None:
             found.erased.append(f"blob {sha256[:12]}")
     for key in keys - found.by_key.keys():
         found.by_key[key] = MessagePayload(NOT_STORED) if key.startswith("msg_") else NOT_STORED

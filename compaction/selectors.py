@@ -139,7 +139,8 @@ FROM path {{memos}}
 _BLOBS_SQL = f"""
 UNION ALL
 SELECT 'blob', 0, 0, b.sha256, '', 0, 0, 0, '', 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-FROM {BLOB_TABLE} b WHERE b.tenant_id = %s AND b.erased_at IS NULL AND b.sha256 IN ({{digests}})
+FROM {BLOB_TABLE} b
+WHERE b.tenant_id = %s AND b.key_id = %s AND b.erased_at IS NULL AND b.sha256 IN ({{digests}})
 """
 
 
@@ -208,6 +209,7 @@ def context_read(
     max_rows: int,
     min_rows: int = 1,
     blob_digests: Sequence[str] = (),
+    blob_key_id: str = "",
 ) -> ContextRead:
     """The end of the path at ``leaf_id`` that a context can use, with what the curator and the
     renderer need of it. One query.
@@ -219,7 +221,7 @@ def context_read(
     more than ``max_rows`` rows. Contents are read for the rows within ``budget`` and the
     first turn only: a row shown beyond them (possible when bulky tool results are elided)
     is read by the caller. ``blob_digests``: the texts of the request to look up in the
-    thread's tenant's content blobs.
+    thread's tenant's content blobs stored under ``blob_key_id`` (``models.blob_key_id``).
     """
     digests = sorted(set(blob_digests))
     params = [
@@ -233,7 +235,7 @@ def context_read(
         max(budget, lookahead),
         *[budget] * 4,
         thread.root_id,
-        *([thread.tenant_id, *digests] if digests else []),
+        *([thread.tenant_id, blob_key_id, *digests] if digests else []),
         thread.pk,
     ]
     rows, payloads, summaries, children, blobs = [], {}, [], [], set()
@@ -573,3 +575,17 @@ def _plan_public(
 def assembly_plan(assembly: AssemblyRecord) -> dict[str, Any]:
     """One record's plan as it was written (see ``plans_shown``)."""
     return plans_shown(thread_id=assembly.thread_id, stored=[assembly.plan])[0]
+
+
+def assembly_blobs(assembly: AssemblyRecord, hashes: Sequence[str]) -> dict[str, ContentBlob]:
+    """The content blobs of ``assembly``'s thread by hash (texts opened): the ones stored under
+    its subject's key (encryption on), else the tenant's stored in clear. Blobs under a key
+    destroyed since are never read (they were erased, or no key opens them)."""
+    key_id = Thread.objects.filter(pk=assembly.thread_id).values_list("data_key_id", flat=True)
+    scopes = {"", key_id.first() or ""}
+    found: dict[str, ContentBlob] = {}
+    for blob in ContentBlob.objects.filter(
+        tenant_id=assembly.tenant_id, key_id__in=scopes, sha256__in=hashes
+    ).order_by("key_id"):
+        found[blob.sha256] = blob  # "" sorts first: the subject's, read last, wins
+    return found

@@ -360,7 +360,7 @@ def _store(
     scores = scores_stored({**scores, **_checked_values(written)})
     fields = {
         "status": Summary.Status.READY,
-        "text": written.text,
+        "text": summary.stored_for_update("text", written.text),
         "token_count": written.token_count,
         "backend": draft.backend,
         "model": draft.model[:128],
@@ -373,7 +373,7 @@ def _store(
             completion_tokens=draft.completion_tokens,
         ),
         "fingerprint": _fingerprint(sources),
-        "scores": scores,
+        "scores": summary.stored_for_update("scores", scores),
         "covered_ids": [row.public_id for row in sources.rows],
         "chain_depth": sources.chain_depth,
         "leased_until": None,
@@ -497,7 +497,10 @@ def summary_score(*, summary_id: int) -> Summary | None:
             scores[key] = summary.scores[key]
     stored = Summary.objects.filter(
         pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
-    ).update(scores=scores_stored(scores), updated_at=timezone.now())
+    ).update(
+        scores=summary.stored_for_update("scores", scores_stored(scores)),
+        updated_at=timezone.now(),
+    )
     return summary if stored else None
 
 

@@ -3,7 +3,8 @@
 An assembly is recorded as ids and a hash (``AssemblyRecord.items``, ``rendered_hash``); a
 replay rebuilds the text from them. A profile that keeps rendered inputs, for debugging, also
 stores the text as it was sent: one ``RenderedPiece`` per rendered message (its canonical
-JSON, zlib-compressed), content-addressed per thread, and the record lists the pieces' digests
+JSON, zlib-compressed, sealed with the subject's key when encryption is on),
+content-addressed per thread, and the record lists the pieces' digests
 in order. Turn t+1's input starts with most of turn t's messages, so a turn adds about one new
 piece (the new user turn and the answer before it), not the whole window again.
 
@@ -17,8 +18,9 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from compaction.models import AssemblyRecord, RenderedPiece
+from compaction.models import AssemblyRecord, RenderedPiece, piece_identity
 from compaction.rendering import canonical_json, sha256_hex
+from convmem.sealed_fields import stored_open
 from threads.models import Thread
 
 
@@ -49,12 +51,15 @@ def snapshot_messages(record: AssemblyRecord) -> list[dict[str, Any]] | None:
     """The kept input of ``record`` as sent, or None if it was not kept (or was purged)."""
     if record.rendered_pieces is None:
         return None
-    stored = dict(
-        RenderedPiece.objects.filter(
+    stored = {
+        digest: stored_open(
+            RenderedPiece, "data", piece_identity(record.thread_id, digest), bytes(data)
+        )
+        for digest, data in RenderedPiece.objects.filter(
             thread_id=record.thread_id, sha256__in=set(record.rendered_pieces)
         ).values_list("sha256", "data")
-    )
-    return [json.loads(zlib.decompress(bytes(stored[digest]))) for digest in record.rendered_pieces]
+    }
+    return [json.loads(zlib.decompress(stored[digest])) for digest in record.rendered_pieces]
 
 
 def snapshot_text(record: AssemblyRecord) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from convmem import crypto
 from threads.models import IdempotencyRecord, Message, Role, SystemPrompt, Thread
 
 ERASED = "[erased]"
@@ -94,18 +95,26 @@ def idempotency_responses_redact(thread: Thread, ids: Iterable[str], *, everythi
     ids = set(ids)
     redacted = 0
     records = IdempotencyRecord.objects.filter(thread=thread, response_body__isnull=False)
-    for record in records.only("pk", "response_body").iterator(BATCH):
+    fields = ("pk", "tenant_id", "key", "thread_id", "response_body")
+    for record in records.only(*fields).iterator(BATCH):
         body = record.response_body
-        if not everything:
-            text = json.dumps(body)
-            if not any(i in text for i in ids):
-                continue
-        clean = redact_content(body)
+        if crypto.is_sealed(body):
+            # Its subject's key is destroyed (this erasure began with it): the body no longer
+            # opens, so nothing in it can be kept; the erased view is all a retry replays.
+            clean: Any = UNREADABLE_RESPONSE
+        elif not everything and not any(i in json.dumps(body) for i in ids):
+            continue
+        else:
+            clean = redact_content(body)
         if clean != body:
-            record.response_body = clean
-            record.save(update_fields=["response_body"])
+            # Written as it is, like the messages' markers: the erased view holds no content.
+            IdempotencyRecord.objects.filter(pk=record.pk).update(response_body=clean)
             redacted += 1
     return redacted
+
+
+# What a stored response whose subject's key was destroyed before it was redacted replays.
+UNREADABLE_RESPONSE = {"erased": True}
 
 
 CONTENT_KEYS = {"content", "text", "rendered_text", "arguments"}

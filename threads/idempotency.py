@@ -121,13 +121,14 @@ def _complete(
     The UPDATE takes the row lock: a takeover racing with it either ran first (then this
     matches 0 rows) or waits for this transaction and then finds the row completed.
     """
+    claim.thread = thread  # the subject whose key seals the response
     return (
         IdempotencyRecord.objects.filter(
             pk=claim.pk, status=IdempotencyRecord.Status.IN_FLIGHT, attempt=claim.attempt
         ).update(
             status=IdempotencyRecord.Status.COMPLETED,
             response_status=status,
-            response_body=body,
+            response_body=claim.stored_for_update("response_body", body),
             thread=thread,
             completed_at=timezone.now(),
         )

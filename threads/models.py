@@ -101,14 +101,15 @@ class Thread(models.Model):
         return self.data_key_id
 
 
-class SystemPrompt(models.Model):
+class SystemPrompt(SealedRow, models.Model):
     """One version of a thread's system prompt: what ``/context`` and ``/respond`` place first
     when the request gives none. Versions are kept (an assembly records the prompt it used by
     hash, so an older one stays explainable); text ``""`` is a version that clears it."""
 
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="system_prompts")
     version = models.PositiveIntegerField()
-    text = models.TextField(blank=True)
+    # Sealed with the subject's data key when encryption is on (``convmem.sealed_fields``).
+    text = SealedTextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -119,6 +120,17 @@ class SystemPrompt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.thread_id} v{self.version}"
+
+    # A version has no public id of its own: (thread, version) names it, and is unique.
+    SEALED_IDENTITY = "sealed_identity"
+    SEALING_RELATED = ("thread",)
+
+    @property
+    def sealed_identity(self) -> str:
+        return f"{self.thread_id}:v{self.version}"
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew)
 
 
 class Role(models.TextChoices):
@@ -267,7 +279,7 @@ class Message(SealedRow, TreeNode):
         return " ".join([self.content or "", *pieces])
 
 
-class IdempotencyRecord(models.Model):
+class IdempotencyRecord(SealedRow, models.Model):
     """The first response to a request made with an ``Idempotency-Key``, per tenant.
 
     A row is inserted (and committed) when a request starts, marking the key in flight; the
@@ -288,7 +300,10 @@ class IdempotencyRecord(models.Model):
         Thread, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
+    # Sealed (as one value) with the data key of the thread's subject when encryption is on: a
+    # response carries the content it wrote or read. A response that concerns no thread (none
+    # carries content) is stored as it is.
+    response_body = SealedJSONField(null=True, blank=True)
     # The claim: 1 for the request that inserted the row, +1 per takeover of an abandoned one.
     attempt = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -302,3 +317,17 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant_id}:{self.key}"
+
+    # No public id: (tenant, key) names the record, and is unique.
+    SEALED_IDENTITY = "sealed_identity"
+    SEALING_RELATED = ("thread",)
+    # The responses of erased threads hold the erased view, written in clear as erasure wrote
+    # it (a subquery, not a join: the batch's row lock takes this table's rows only).
+    SEALABLE_ROWS = ~Q(thread__in=Thread.objects.filter(erased_at__isnull=False))
+
+    @property
+    def sealed_identity(self) -> str:
+        return f"{self.tenant_id}:{self.key}"
+
+    def sealing_key_id(self, renew: bool = False) -> str:
+        return self.thread.data_key(renew=renew) if self.thread_id else ""

@@ -20,6 +20,7 @@ from django.db import connection
 from audit.deletion import deletion_request_approve, deletion_request_execute
 from audit.models import DeletionRequest
 from compaction.models import RenderedPiece, Summary
+from convmem import crypto
 from tests.audit.conftest import grant, wait_for
 from threads.models import Message, Thread
 
@@ -34,7 +35,7 @@ def db_hits(needle: str) -> dict[str, int]:
     the kept inputs' pieces once decompressed."""
     hits = {}
     pieces = sum(
-        needle.encode() in zlib.decompress(bytes(data))
+        needle.encode() in _piece_bytes(bytes(data))
         for data in RenderedPiece.objects.values_list("data", flat=True)
     )
     if pieces:
@@ -52,6 +53,11 @@ def db_hits(needle: str) -> dict[str, int]:
                 if count:
                     hits[f"{table}.{column.name}"] = count
     return hits
+
+
+def _piece_bytes(data: bytes) -> bytes:
+    """A stored piece as it can be read at rest: decompressed, unless it is sealed."""
+    return data if data.startswith(crypto.PREFIX.encode()) else zlib.decompress(data)
 
 
 def _contains(raw: bytes, needle: bytes) -> bool:

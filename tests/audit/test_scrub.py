@@ -93,3 +93,32 @@ def test_an_open_transaction_older_than_the_erasure_is_waited_for_and_reported(a
     assert scrub.waited_seconds >= 1
     assert any("older than the erasure" in warning for warning in scrub.warnings)
     assert not scrub.complete
+
+
+def test_with_encryption_the_files_never_hold_the_canary_and_scrub_removes_the_ciphertext(
+    acme, settings
+):
+    settings.CONVMEM_ENCRYPT_CONTENT = True
+    canary = f"CANARY{uuid.uuid4().hex[:12].upper()}"
+    thread = make_thread(acme.tenant)
+    said = [
+        services.message_append(
+            thread=thread, actor=SYSTEM, role=role, content=f"turn {turn}: I am {canary}."
+        )
+        for turn, role in enumerate(["user", "assistant"] * 3)
+    ]
+    assert post_context(acme.client, thread).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("CHECKPOINT" if connection.vendor == "postgresql" else "PRAGMA user_version")
+        cursor.execute("SELECT content FROM threads_message WHERE id = %s", [said[-1].pk])
+        sealed = cursor.fetchone()[0]
+    assert sealed.startswith("enc1:")
+    assert copies(canary) == 0, "sealed: the files never hold it in clear"
+    assert copies(sealed) > 0, "the ciphertext is in the files (the test sees what it seeks)"
+    with transaction.atomic():
+        thread_content_erase(thread=thread, actor=Actor.system("tests-erasure"))
+
+    call_command("erasure_scrub", "--wait", "10", stdout=StringIO())
+
+    assert copies(sealed) == 0
+    assert copies(canary) == 0

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections
 
 from audit.erasure import message_content_erase
-from compaction.models import Summary
+from compaction.models import ContentBlob, Summary
 from convmem import blind_index, seal_existing
 from tests.conftest import SYSTEM, TenantKit
 from threads import services
@@ -104,8 +104,12 @@ def test_rows_written_in_clear_are_sealed_and_read_as_before(
     settings.CONVMEM_ENCRYPT_CONTENT = True
 
     assert _encrypt("--dry-run").splitlines() == [
+        "threads.SystemPrompt: 0 rows in clear",
         "threads.Message: 6 rows in clear",
+        "threads.IdempotencyRecord: 0 rows in clear",
         "compaction.Summary: 1 rows in clear",
+        "compaction.ContentBlob: 0 rows in clear",
+        "compaction.RenderedPiece: 0 rows in clear",
     ]
     output = _encrypt()
 
@@ -120,6 +124,60 @@ def test_rows_written_in_clear_are_sealed_and_read_as_before(
     ] == before
     assert Summary.objects.get(thread=thread).text == "canary memo"
     assert "threads.Message: 0 rows in clear" in _encrypt("--dry-run")
+
+
+def _stored_prompt_and_responses(thread: Thread) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT text FROM threads_systemprompt WHERE thread_id = %s", [thread.pk])
+        prompts = [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            "SELECT response_body FROM threads_idempotencyrecord WHERE thread_id = %s", [thread.pk]
+        )
+        responses = [str(row[0]) for row in cursor.fetchall()]
+    return " ".join(prompts + responses)
+
+
+def test_system_prompts_and_stored_responses_written_in_clear_are_sealed(
+    acme: TenantKit, settings: Any
+) -> None:
+    thread = services.thread_create(
+        tenant=acme.tenant, actor=SYSTEM, user_ref="alice", system="canary system prompt"
+    )
+    said = acme.client.post(
+        f"/api/v1/threads/{thread.public_id}/messages",
+        {"role": "user", "content": "canary turn"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="clear-before",
+    )
+    assert said.status_code == 201
+    context = acme.client.post(
+        f"/api/v1/threads/{thread.public_id}/context",
+        {"window_tokens": 4000, "retrieved": [{"ref": "crm", "content": "canary item"}]},
+        format="json",
+    )
+    assert context.status_code == 200, context.data
+    assert "canary system prompt" in _stored_prompt_and_responses(thread)
+    assert "canary turn" in _stored_prompt_and_responses(thread)
+    settings.CONVMEM_ENCRYPT_CONTENT = True
+
+    output = _encrypt()
+
+    assert "threads.SystemPrompt: sealed 1 rows" in output
+    assert "threads.IdempotencyRecord: sealed 1 rows" in output
+    # The tenant's blobs written in clear are shared by its subjects: no one key seals them.
+    assert "compaction.ContentBlob: sealed 0 rows" in output
+    assert set(ContentBlob.objects.values_list("key_id", flat=True)) == {""}
+    assert "canary" not in _stored_prompt_and_responses(thread)
+    thread = Thread.objects.get(pk=thread.pk)
+    assert thread.system_prompt.text == "canary system prompt"
+    replay = acme.client.post(
+        f"/api/v1/threads/{thread.public_id}/messages",
+        {"role": "user", "content": "canary turn"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="clear-before",
+    )
+    assert replay.status_code == 201
+    assert replay.data == said.data
 
 
 def test_rows_it_seals_are_found_by_search_through_the_blind_index(
