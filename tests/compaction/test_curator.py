@@ -192,6 +192,33 @@ def test_old_bulky_tool_results_are_elided_before_anything_is_dropped() -> None:
     assert plan.tokens.recent == 50 + 20 + 30 + 50 + 4 * 50
 
 
+def test_results_of_the_running_exchange_stay_whole_and_are_elided_from_the_next_question() -> None:
+    """A bulky result is shown whole while its exchange runs, even outside the last
+    ``min_recent_turns`` turns, and as its marker from the next user turn on, even inside them
+    (so an elision changes an input only at the end of the previous one)."""
+    earlier = conversation(*[100] * 12)
+    exchange = [
+        Turn(13, "user", 50),
+        Turn(14, "assistant", 20),
+        Turn(15, "tool", 600, elided_tokens=30),
+        Turn(16, "assistant", 20),
+        Turn(17, "tool", 20),
+        Turn(18, "assistant", 20),
+        Turn(19, "tool", 20),
+    ]
+    budget = Budget(window=1700, reserve=100)  # the exchange (750) takes under half of 1,600
+    answered = [*earlier, *exchange, Turn(20, "assistant", 50), Turn(21, "user", 50)]
+
+    running = curate([*earlier, *exchange], [], budget, replace(PLAIN, min_recent_turns=2))
+    next_question = curate(answered, [], budget, replace(PLAIN, min_recent_turns=8))
+
+    assert running.elided == ()
+    assert running.recent[0] < 15  # shown whole (the history no longer fits, turns dropped)
+    assert running.dropped
+    assert next_question.elided == (15,)  # elided, so the whole history fits again
+    assert next_question.recent == tuple(range(1, 22))
+
+
 def test_a_tool_call_and_its_results_are_never_split() -> None:
     path = [
         *conversation(100, 100),
@@ -557,9 +584,9 @@ def _floor_start(case: Case) -> int:
 
 
 def _cost_from(case: Case, start: int) -> int:
-    """The turns from ``start`` on at the cost the split shows them (old bulky tool results
-    outside the last turns elided)."""
-    floor = _floor_start(case)
+    """The turns from ``start`` on at the cost the split shows them (bulky tool results before
+    the current exchange elided, or outside the last turns when that exchange is big)."""
+    floor = _exchange_start(case) if _elides_before_exchange(case) else _floor_start(case)
     elided = [
         turn.id
         for index, turn in enumerate(case.path)
@@ -857,6 +884,23 @@ def test_the_memo_shown_stays_until_the_turns_after_it_overflow() -> None:
     assert (ten.memo, ten.recent) == (second, (7, 8, 9, 10))
 
 
+def test_at_a_block_boundary_the_input_moves_to_the_chains_end_not_a_segment_of_it() -> None:
+    """A chain written segment by segment leaves a ready memo at each segment's end. When the
+    previous input's memo no longer stands, the input moves to the memo ending latest (the
+    chain was asked for to end at the low-water mark), so the next block is as long as the
+    marks make it; with no previous input the earliest that stands is shown (the most turns
+    verbatim)."""
+    old, segment, goal = memo(7, 1, 2), memo(8, 1, 4), memo(9, 1, 6)
+    path = conversation(*[100] * 10)
+    budget = Budget(window=800, reserve=100)  # old + turns 3-10 = 850 > 700: old cannot stand
+
+    boundary = curate(path, [old, segment, goal], budget, PLAIN, previous=Prefix(7, 3))
+    fresh = curate(path, [old, segment, goal], budget, PLAIN)
+
+    assert (boundary.memo, boundary.recent) == (goal, (7, 8, 9, 10))
+    assert (fresh.memo, fresh.recent) == (segment, (5, 6, 7, 8, 9, 10))
+
+
 @given(cases(), st.integers(0, 400), st.integers(0, 400))
 @settings(max_examples=300)
 def test_between_block_boundaries_the_next_input_extends_this_one(
@@ -864,7 +908,8 @@ def test_between_block_boundaries_the_next_input_extends_this_one(
 ) -> None:
     """The stable prefix: when turn t+1 keeps turn t's memo (or task statement) and first
     verbatim turn, its input is turn t's input, then the answer, then the new turn; tool
-    results once elided stay elided (an elision only ever cuts the prefix where it starts)."""
+    results once elided stay elided, and those elided anew belong to turn t's own exchange (an
+    elision only ever cuts the prefix where it starts: at the end of turn t's input)."""
     if not case.current_unit_fits():
         return
     last = max(turn.id for turn in case.path)
@@ -887,6 +932,29 @@ def test_between_block_boundaries_the_next_input_extends_this_one(
         assert set(before.elided) <= set(after.elided)
         if not any(turn.role == "tool" for turn in case.path):
             assert after.elided == before.elided == ()
+        exchange = _exchange_start(case)
+        if exchange is not None and _elides_before_exchange(later):
+            # results newly elided lie in turn t's own exchange (the end of its input), so
+            # the elision cuts the prefix only after all the history before that exchange
+            newly = set(after.elided) - set(before.elided)
+            assert all(case.index(i) >= exchange for i in newly)
+
+
+def _exchange_start(case: Case) -> int | None:
+    """Where the path's last unit that opens with a user turn starts (None: no such unit)."""
+    starts = [u.start for u in split_units(case.path) if case.path[u.start].role == "user"]
+    return starts[-1] if starts else None
+
+
+def _elides_before_exchange(case: Case) -> bool:
+    """Whether the curator elides the results before the current exchange (the exchange shown
+    whole takes at most half of the available budget) rather than outside the last turns."""
+    start = _exchange_start(case)
+    if start is None:
+        return False
+    overhead = case.policy.message_overhead
+    exchange = sum(turn.tokens + overhead for turn in case.path[start:])
+    return 2 * exchange <= case.budget.available
 
 
 def test_a_long_conversation_keeps_its_prefix_for_blocks_of_turns() -> None:
