@@ -366,6 +366,12 @@ def curate(
     )
     if plan.memo is not None and not plan.lost and base.lost:
         return plan  # recall never costs the middle between a memo and the recent turns
+    if len(base.recent) > len(plan.recent):
+        # Recall takes room from the oldest recent turns, never from the memo: at a block
+        # boundary the memo ending latest that stands is shown, and with the recall slot kept
+        # a bigger memo may no longer stand where an earlier, smaller one does -- which would
+        # move the input back to the earlier memo. Then this input goes without recall.
+        return plan
     return _with_recalled(base, budget, policy, recalled) or base
 
 
@@ -680,15 +686,18 @@ def _elision_end(
     exchange (the last unit that opens with a user turn), so a result is shown whole while its
     exchange runs and as its marker from the next user turn on -- an elision then changes the
     input only just before the new turn, where a prompt cache loses little. When the current
-    exchange shown whole would take more than half of ``available`` (or the path holds no user
-    turn), the results outside the last ``min_recent_turns`` turns are elided instead."""
+    exchange shown whole would take more than half of ``available``, the results outside the
+    last ``min_recent_turns`` turns are elided too (those of the exchange's older steps): the
+    end is the later of the two, so every result before the exchange is elided in either case
+    and the next user turn, whichever case it falls in, elides only results of this exchange.
+    A path holding no user turn elides the results outside the last turns."""
     floor_start = _floor_start(units, len(path), policy.min_recent_turns)
     start = next((u.start for u in reversed(units) if path[u.start].role == TASK_ROLE), None)
     if start is None:
         return floor_start
     overhead = policy.message_overhead
     exchange = sum(turn.tokens + overhead for turn in path[start:])
-    return start if 2 * exchange <= available else floor_start
+    return start if 2 * exchange <= available else max(start, floor_start)
 
 
 def _floor_start(units: Sequence[Unit], length: int, min_recent: int) -> int:

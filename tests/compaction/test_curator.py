@@ -219,6 +219,26 @@ def test_results_of_the_running_exchange_stay_whole_and_are_elided_from_the_next
     assert next_question.recent == tuple(range(1, 22))
 
 
+def test_a_big_exchange_also_elides_the_results_before_it() -> None:
+    """When the running exchange is big (over half of the budget), the results outside the
+    last turns are elided too, never fewer than those before the exchange: so the next user
+    turn, whose own exchange is small, elides only this exchange's results (at the end of the
+    input), not an older one in the middle of the prefix."""
+    policy = Policy(min_recent_turns=4, memo_max_tokens=200, message_overhead=0)
+    budget = Budget(window=3700, reserve=0)
+    earlier = [Turn(1, "user", 100), Turn(2, "assistant", 10), Turn(3, "tool", 600, 10)]
+    exchange = [Turn(4, "user", 10), Turn(5, "assistant", 10), Turn(6, "tool", 3000, 10)]
+
+    running = curate([*earlier, *exchange], [], budget, policy)
+    answered = [*earlier, *exchange, Turn(7, "assistant", 0), Turn(8, "user", 0)]
+    next_question = curate(answered, [], budget, policy, previous=Prefix(None, 1))
+
+    assert running.elided == (3,)  # outside the last 4 turns is only turn 1; 3 precedes turn 4
+    assert running.recent == (1, 2, 3, 4, 5, 6)
+    assert next_question.elided == (3, 6)
+    assert next_question.recent == tuple(range(1, 9))
+
+
 def test_a_tool_call_and_its_results_are_never_split() -> None:
     path = [
         *conversation(100, 100),
@@ -585,8 +605,15 @@ def _floor_start(case: Case) -> int:
 
 def _cost_from(case: Case, start: int) -> int:
     """The turns from ``start`` on at the cost the split shows them (bulky tool results before
-    the current exchange elided, or outside the last turns when that exchange is big)."""
-    floor = _exchange_start(case) if _elides_before_exchange(case) else _floor_start(case)
+    the current exchange elided, and those outside the last turns too when that exchange is
+    big)."""
+    exchange = _exchange_start(case)
+    if exchange is None:
+        floor = _floor_start(case)
+    elif _elides_before_exchange(case):
+        floor = exchange
+    else:
+        floor = max(exchange, _floor_start(case))
     elided = [
         turn.id
         for index, turn in enumerate(case.path)
@@ -767,7 +794,13 @@ def recall_plans() -> st.SearchStrategy[tuple[Case, list[Turn], Plan]]:
     def plan(case_candidates: tuple[Case, list[Turn]]) -> tuple[Case, list[Turn], Plan]:
         case, candidates = case_candidates
         result = curate(
-            case.path, case.memos, case.budget, case.policy, head=case.head, recalled=candidates
+            case.path,
+            case.memos,
+            case.budget,
+            case.policy,
+            head=case.head,
+            recalled=candidates,
+            previous=case.previous,
         )
         return case, candidates, result
 
@@ -933,9 +966,12 @@ def test_between_block_boundaries_the_next_input_extends_this_one(
         if not any(turn.role == "tool" for turn in case.path):
             assert after.elided == before.elided == ()
         exchange = _exchange_start(case)
-        if exchange is not None and _elides_before_exchange(later):
+        if exchange is not None and not case.history_fits():
             # results newly elided lie in turn t's own exchange (the end of its input), so
-            # the elision cuts the prefix only after all the history before that exchange
+            # the elision cuts the prefix only after all the history before that exchange.
+            # Not at the first overflow: turn t showed the whole history unelided, and the
+            # history no longer fits until the old results are elided (a cut like a block
+            # boundary's, once per conversation).
             newly = set(after.elided) - set(before.elided)
             assert all(case.index(i) >= exchange for i in newly)
 
@@ -947,8 +983,9 @@ def _exchange_start(case: Case) -> int | None:
 
 
 def _elides_before_exchange(case: Case) -> bool:
-    """Whether the curator elides the results before the current exchange (the exchange shown
-    whole takes at most half of the available budget) rather than outside the last turns."""
+    """Whether the curator elides only the results before the current exchange (the exchange
+    shown whole takes at most half of the available budget), not also those of the exchange
+    outside the last turns."""
     start = _exchange_start(case)
     if start is None:
         return False
@@ -991,7 +1028,8 @@ def test_a_long_conversation_keeps_its_prefix_for_blocks_of_turns() -> None:
 @settings(max_examples=300)
 def test_the_previous_memo_is_kept_while_it_stands(case: Case, answer: int, question: int) -> None:
     """Once turn t shows a memo before every turn after it, turn t+1 shows the same one while
-    it still fits so (unless all of the history fits verbatim)."""
+    it still stands: it fits so and ends before the last ``min_recent_turns`` turns (unless
+    all of the history fits verbatim)."""
     if not case.current_unit_fits():
         return
     before = case.plan()
@@ -1009,6 +1047,10 @@ def test_the_previous_memo_is_kept_while_it_stands(case: Case, answer: int, ques
         grown, case.memos, case.budget, case.policy, case.head, Prefix(memo.id, before.recent[0])
     )
     if not later.current_unit_fits() or later.history_fits():
+        return
+    if ids.index(memo.last_id) >= _floor_start(later):
+        # it ends inside the last ``min_recent_turns`` turns, so it never stood: turn t showed
+        # it beside as many recent turns as fit (the fallback), which keeps no prefix
         return
     after_memo = grown[ids.index(memo.last_id) + 1 :]
     if memo.tokens + case.policy.message_overhead + later.cost(after_memo) > case.budget.available:
