@@ -18,7 +18,8 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
 
 1. The whole history fits verbatim: everything is shown; nothing is summarised or dropped.
 2. It fits once old bulky tool results are elided (``Turn.elided_tokens``: results before
-   the current exchange -- the last unit opening with a user turn -- shown as a short marker;
+   the current exchange -- the last unit opening with a user turn -- and, when that exchange
+   is big, those outside the last ``min_recent_turns`` turns too, shown as a short marker;
    see ``_elision_end``): everything is shown so.
 3. Otherwise the window is split, in blocks (the stable prefix). The memo shown is the ready
    memo ending *earliest* that stands before every turn after it: it costs at most a memo
@@ -63,7 +64,9 @@ candidates in rank order, each as one message, skipping any already shown (recen
 anchor) and any that does not fit the room the plan left, never more than
 ``policy.recall_max_tokens`` in all. Memo requests reckon with the smaller verbatim room. The
 recall slot is kept whenever recall is on and the history does not fit, whether or not this
-turn has candidates, so that the stable prefix does not move with them. The caller renders
+turn has candidates, so that the stable prefix does not move with them (unless keeping it
+would cost the middle or move the input back to a memo ending earlier: that input goes
+without recall, see ``curate``). The caller renders
 the recalled turns (and retrieved items) after the stable history, before the current turn.
 The budget becomes::
 
