@@ -1,4 +1,4 @@
-"""How much of each model input a prompt cache can serve: curator/3 and curator/4 side by side.
+"""How much of each model input a prompt cache can serve: curator/3, /4 and /5 side by side.
 
 A provider's prompt cache serves the longest prefix of a request that equals an earlier
 request. Here, for every user turn after the history first overflows, the *reuse share* is the
@@ -7,19 +7,22 @@ length of this input, in tokens. Printed per workload and curator: mean and p10 
 tokens per turn, input cost per turn with cached tokens priced at 10% and 50% of the input
 price (relative to curator/3 with no cache), memo writer calls per 1,000 turns, inputs that
 lost turns between the memo and the recent turns, and the median time of one ``curate()`` call.
+``--why`` also prints where each input's prefix broke (``break_cause``).
 
-curator/4 runs twice: with recall off, and with recall on as profiles have it by default
-(``recall_max_tokens`` 512). Recall finds different older messages every turn, so its section
-sits after the stable history and before the current turn; here each turn recalls 0-3 random
-older messages of the path (the real lookup matches the new turn's words).
+curator/4 and curator/5 run twice: with recall off, and with recall on as profiles have it by
+default (``recall_max_tokens`` 512). Recall finds different older messages every turn, so its
+section sits after the stable history and before the current turn; here each turn recalls 0-3
+random older messages of the path (the real lookup matches the new turn's words).
 
-Both curators run on the same turns in one run. curator/4 is the one in ``compaction.curator``;
-curator/3 is loaded from the commit where it last ran (``CURATOR3_COMMIT``, read with
-``git show``), so it is measured as it was, not re-implemented. The curators are pure
-functions: this bench drives them directly with stored token counts, renders each input as a
-sequence of token identities (system prompt, memo, messages, an elided result's marker) and
-writes every requested memo at once, as a worker that keeps pace would. (Memo quality through
-the real services is ``memo_eval``'s job.)
+All curators run on the same turns in one run. curator/5 is the one in ``compaction.curator``;
+curator/3 and curator/4 are loaded from the commits where they last ran (``CURATOR3_COMMIT``,
+``CURATOR4_COMMIT``, read with ``git show``), so they are measured as they were, not
+re-implemented (curator/5 differs from curator/4 only in when a bulky tool result is elided).
+The curators are pure functions: this bench drives them directly with stored token counts,
+renders each input as a sequence of token identities (system prompt, memo, messages, an elided
+result's marker) and writes every requested memo at once, as a worker that keeps pace would,
+segment by segment up to the chain's goal (each segment a writer call and a ready memo).
+(Memo quality through the real services is ``memo_eval``'s job.)
 
 Workloads:
 - ``support``: the realistic 5,000-turn conversation of ``bench/long_conversation.py`` (a
@@ -28,7 +31,7 @@ Workloads:
   150-2,500 tokens, then an answer).
 
     .venv/bin/python bench/prefix_reuse.py                 # 5,000 turns each
-    .venv/bin/python bench/prefix_reuse.py --turns 1000
+    .venv/bin/python bench/prefix_reuse.py --turns 1000 --why --workload support
 """
 
 import argparse
@@ -40,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,14 +52,16 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compaction import curator as curator4  # noqa: E402
+from compaction import curator as current  # noqa: E402
 
 CURATOR3_COMMIT = "8078aa1"
+CURATOR4_COMMIT = "d482f01"
 # Windows per workload: the support conversation's 8,192 (as the other benches); the agent's
 # 32,768, since an agent whose steps read files and logs runs on a larger model window.
 WINDOWS = {"support": 8_192, "agent": 32_768}
 RESERVE, SYSTEM = 1_024, 60
-MEMO_TOKENS = 480
+# A written memo's size as a share of the profile's memo size (480 of the curator's 512).
+MEMO_FILL = 15 / 16
 # The path handed to the curator: the last turns, as context assembly reads a bounded stretch.
 PATH_TURNS = 400
 ELIDE_ABOVE = 1_024  # a profile's tool_result_elide_tokens
@@ -71,9 +77,9 @@ class Message:
     tokens: int
 
 
-def load_curator3() -> ModuleType:
+def load_curator(name: str, commit: str) -> ModuleType:
     source = subprocess.run(
-        ["git", "show", f"{CURATOR3_COMMIT}:compaction/curator.py"],
+        ["git", "show", f"{commit}:compaction/curator.py"],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -81,9 +87,9 @@ def load_curator3() -> ModuleType:
     ).stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
         file.write(source)
-    spec = importlib.util.spec_from_file_location("curator3", file.name)
+    spec = importlib.util.spec_from_file_location(name, file.name)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["curator3"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -121,6 +127,37 @@ class Result:
     lost_middle: int = 0
     exchanges: int = 0
     curate_seconds: list[float] = field(default_factory=list)
+    breaks: "Breaks" = field(default_factory=lambda: Breaks())
+
+
+@dataclass
+class Breaks:
+    """Where inputs lost their prefix, by cause: ``counts`` of inputs and the ``uncached``
+    tokens after the break (the new turn's own tokens included)."""
+
+    counts: Counter = field(default_factory=Counter)
+    uncached: Counter = field(default_factory=Counter)
+
+    def add(self, cause: str, uncached: int) -> None:
+        self.counts[cause] += 1
+        self.uncached[cause] += uncached
+
+
+def break_cause(before: object, plan: object, new: tuple | None, old: tuple | None) -> str:
+    """Why an input's prefix ended where it did: ``none`` (only the new turn is new), a block
+    ``boundary`` (the memo, task statement or first verbatim turn moved), an ``elision`` (a
+    tool result shown whole before is a marker now), a ``recall`` section (the previous
+    input's stood where the history goes on; this one's stands before the current unit, whose
+    tool call the previous answer held), else ``other``."""
+    if new is None or old is None:
+        return "none"
+    if (before.memo, before.anchor, before.recent[0]) != (plan.memo, plan.anchor, plan.recent[0]):
+        return "boundary"
+    if new[0] == "elided" and old[0] == "message":
+        return "elision"
+    if "recalled" in (old[0], new[0]):
+        return "recall"
+    return "other"
 
 
 class Run:
@@ -128,9 +165,14 @@ class Run:
     the model must answer, renders it as token identities and compares it with the previous
     input plus what followed it."""
 
-    def __init__(self, module: ModuleType, window: int, *, recall: bool = False) -> None:
+    def __init__(
+        self, module: ModuleType, window: int, *, recall: bool = False, memo_max: int | None = None
+    ) -> None:
         self.module = module
         self.policy = module.Policy()
+        if memo_max is not None:
+            self.policy = dataclasses.replace(self.policy, memo_max_tokens=memo_max)
+        self.memo_tokens = int(MEMO_FILL * self.policy.memo_max_tokens)
         if recall:
             self.policy = dataclasses.replace(self.policy, recall_max_tokens=RECALL_TOKENS)
         self.recall_rng = random.Random(11) if recall else None
@@ -144,9 +186,13 @@ class Run:
         self.result = Result()
 
     def turn(self, module_turn: type, message: Message) -> object:
-        elided = ELIDED_TOKENS if message.role == "tool" and message.tokens > ELIDE_ABOVE else None
+        elided = self.elided_size(message)
         kwargs = {"calls_tools": message.role == "assistant"} if self._has_calls_tools else {}
         return module_turn(message.id, message.role, message.tokens, elided_tokens=elided, **kwargs)
+
+    @staticmethod
+    def elided_size(message: Message) -> int | None:
+        return ELIDED_TOKENS if message.role == "tool" and message.tokens > ELIDE_ABOVE else None
 
     @property
     def _has_calls_tools(self) -> bool:
@@ -177,12 +223,12 @@ class Run:
             turns, self.memos, self.budget, self.policy, head=head_turn, **kwargs
         )
         self.result.curate_seconds.append(time.perf_counter() - started)
-        self.previous_plan = plan
+        before, self.previous_plan = self.previous_plan, plan
         rendered = self.render(plan, current)
         if plan.memo is not None or plan.anchor or plan.dropped:
             self.overflowed = True
         if self.overflowed and self.previous is not None:
-            self.measure(plan, rendered, current)
+            self.measure(before, plan, rendered, current)
         self.previous = rendered
         self.previous_last_id = plan.recent[-1]
         if plan.request is not None:
@@ -199,7 +245,7 @@ class Run:
         task statement and the verbatim history, the recalled excerpts, then the current turn."""
         tokens: list[tuple] = [("system", k) for k in range(SYSTEM)]
         if plan.memo is not None:
-            tokens += [("memo", plan.memo.id, k) for k in range(MEMO_TOKENS)]
+            tokens += [("memo", plan.memo.id, k) for k in range(self.memo_tokens)]
         by_id = {m.id: m for m in self.path[-PATH_TURNS - 1 :]}
         current_ids = {m.id for m in current}
         history = [i for i in (*plan.anchor, *plan.recent) if i not in current_ids]
@@ -216,7 +262,9 @@ class Run:
                 tokens += [(kind, message_id, k) for k in range(message.tokens)]
         return tokens
 
-    def measure(self, plan: object, rendered: list[tuple], current: list[Message]) -> None:
+    def measure(
+        self, before: object, plan: object, rendered: list[tuple], current: list[Message]
+    ) -> None:
         # The previous input followed by its answer (what the model said after it), as a
         # cache holds it; the new turn's own messages are not part of it.
         new = {m.id for m in current if m.role != "assistant"}
@@ -234,20 +282,43 @@ class Run:
         self.result.reuse.append(common / len(rendered))
         self.result.input_tokens.append(len(rendered))
         self.result.uncached.append(len(rendered) - common)
+        ended = common < min(len(rendered), len(followed))
+        cause = break_cause(
+            before,
+            plan,
+            rendered[common] if ended else None,
+            followed[common] if ended else None,
+        )
+        self.result.breaks.add(cause, len(rendered) - common)
         if plan.memo is not None and plan.dropped:
             memo_end = plan.memo.last_id
             self.result.lost_middle += any(i > memo_end for i in plan.dropped)
 
     def write_memo(self, request: object) -> None:
+        """The requested memo, then the chain's next segments up to its goal, as the memo
+        writer continues a chain (``compaction.services``, sized by ``next_segment``): one
+        writer call and one ready memo per segment."""
+        self.add_memo(request.first_id, request.last_id)
+        last = request.last_id
+        while last < request.goal_id:
+            # message ids count up from 1 along the path, so id n sits at index n - 1
+            rest = [
+                current.Turn(m.id, m.role, m.tokens, elided_tokens=self.elided_size(m))
+                for m in self.path[last : request.goal_id]
+            ]
+            last = rest[current.next_segment(rest, self.policy)].id
+            self.add_memo(request.first_id, last)
+
+    def add_memo(self, first_id: int, last_id: int) -> None:
         self.result.memo_calls += 1
         fields = self.module.Memo.__dataclass_fields__
         extra = {"chain_depth": 0} if "chain_depth" in fields else {}
         self.memos.append(
             self.module.Memo(
                 id=len(self.memos) + 1,
-                first_id=request.first_id,
-                last_id=request.last_id,
-                tokens=MEMO_TOKENS,
+                first_id=first_id,
+                last_id=last_id,
+                tokens=self.memo_tokens,
                 **extra,
             )
         )
@@ -258,9 +329,15 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def run(workload: str, turns: int, curators: dict[str, ModuleType]) -> dict[str, Result]:
-    runs = {name: Run(module, WINDOWS[workload]) for name, module in curators.items()}
-    runs["curator/4 + recall"] = Run(curators["curator/4"], WINDOWS[workload], recall=True)
+def run(
+    workload: str, turns: int, curators: dict[str, ModuleType], memo_max: int | None = None
+) -> dict[str, Result]:
+    runs: dict[str, Run] = {}
+    window = WINDOWS[workload]
+    for name, module in curators.items():
+        runs[name] = Run(module, window, memo_max=memo_max)
+        if name != "curator/3":  # curator/3 had no recall
+            runs[f"{name} + recall"] = Run(module, window, recall=True, memo_max=memo_max)
     make = support if workload == "support" else agent
     for messages in make(turns, random.Random(7)):
         for one in runs.values():
@@ -277,12 +354,13 @@ def cost(result: Result, cached_price: float) -> float:
     return statistics.fmean(per_input)
 
 
-def report(workload: str, results: dict[str, Result]) -> None:
+def report(workload: str, results: dict[str, Result], *, why: bool = False) -> None:
     today = statistics.fmean(results["curator/3"].input_tokens)
     print(f"\n{workload} (window {WINDOWS[workload]:,}): per input after the first overflow")
     print(
         f"{'curator':<18} {'inputs':>7} {'reuse mean':>10} {'p10':>6} {'tokens':>7} "
-        f"{'cost@10%':>9} {'cost@50%':>9} {'memos/1k turns':>15} {'lost middle':>12}"
+        f"{'cost@10%':>9} {'cost@50%':>9} {'memos/1k turns':>15} {'lost middle':>12} "
+        f"{'curate µs':>10}"
     )
     for name, result in results.items():
         print(
@@ -295,15 +373,46 @@ def report(workload: str, results: dict[str, Result]) -> None:
         )
     print("cost: relative to curator/3's mean input tokens at the full input price;")
     print("curate µs: median time of one curate() call (the pure function) on the same turns")
+    if why:
+        print_breaks(results)
+
+
+def print_breaks(results: dict[str, Result]) -> None:
+    """Per curator and cause: the share of inputs whose prefix broke so, and the tokens a
+    cache could not serve per such input (see ``break_cause``)."""
+    print("where the prefix ended: share of inputs / uncached tokens per such input")
+    causes = ("none", "boundary", "elision", "recall", "other")
+    print(f"{'curator':<18} " + " ".join(f"{cause:>18}" for cause in causes))
+    for name, result in results.items():
+        breaks, inputs = result.breaks, max(len(result.reuse), 1)
+        cells = [
+            f"{breaks.counts[c] / inputs:>8.3f} / "
+            f"{breaks.uncached[c] / max(breaks.counts[c], 1):>7.0f}"
+            for c in causes
+        ]
+        print(f"{name:<18} " + " ".join(f"{cell:>18}" for cell in cells))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=5_000)
+    parser.add_argument("--why", action="store_true", help="print where prefixes broke")
+    parser.add_argument("--workload", choices=("support", "agent"), action="append")
+    parser.add_argument(
+        "--memo-max-tokens",
+        type=int,
+        help="the profile's memo size (default: the curator's Policy default, 512; "
+        "profiles without their own take CONVMEM_DEFAULT_MEMO_MAX_TOKENS, 1,024)",
+    )
     args = parser.parse_args()
-    curators = {"curator/3": load_curator3(), "curator/4": curator4}
-    for workload in ("support", "agent"):
-        report(workload, run(workload, args.turns, curators))
+    curators = {
+        "curator/3": load_curator("curator3", CURATOR3_COMMIT),
+        "curator/4": load_curator("curator4", CURATOR4_COMMIT),
+        current.VERSION: current,
+    }
+    for workload in args.workload or ("support", "agent"):
+        results = run(workload, args.turns, curators, args.memo_max_tokens)
+        report(workload, results, why=args.why)
     return 0
 
 

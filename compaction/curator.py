@@ -17,13 +17,16 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
 **The budget is the trigger.** Levers, in order:
 
 1. The whole history fits verbatim: everything is shown; nothing is summarised or dropped.
-2. It fits once old bulky tool results are elided (``Turn.elided_tokens``: results outside
-   the last ``min_recent_turns`` turns shown as a short marker): everything is shown so.
+2. It fits once old bulky tool results are elided (``Turn.elided_tokens``: results before
+   the current exchange -- the last unit opening with a user turn -- and, when that exchange
+   is big, those outside the last ``min_recent_turns`` turns too, shown as a short marker;
+   see ``_elision_end``): everything is shown so.
 3. Otherwise the window is split, in blocks (the stable prefix). The memo shown is the ready
    memo ending *earliest* that stands before every turn after it: it costs at most a memo
    slot (``memo_max_tokens`` + overhead), ends before the last ``min_recent_turns`` turns,
    and with every turn after it verbatim fits the room (less the recall slot, see "Recall").
-   The previous input's memo (``previous``) is kept while it still stands. As the
+   The previous input's memo (``previous``) is kept while it still stands; when it does not
+   (a block boundary), the memo shown is the one ending *latest* that stands. As the
    conversation grows the same memo keeps standing, so turn after turn the input starts with
    the same system prompt, memo and first verbatim turn, and the next input is the previous
    one plus its answer and the new turn: a provider's prompt cache can serve it. Only when
@@ -61,7 +64,9 @@ candidates in rank order, each as one message, skipping any already shown (recen
 anchor) and any that does not fit the room the plan left, never more than
 ``policy.recall_max_tokens`` in all. Memo requests reckon with the smaller verbatim room. The
 recall slot is kept whenever recall is on and the history does not fit, whether or not this
-turn has candidates, so that the stable prefix does not move with them. The caller renders
+turn has candidates, so that the stable prefix does not move with them (unless keeping it
+would cost the middle or move the input back to a memo ending earlier: that input goes
+without recall, see ``curate``). The caller renders
 the recalled turns (and retrieved items) after the stable history, before the current turn.
 The budget becomes::
 
@@ -73,11 +78,15 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from math import floor
 
-VERSION = "curator/4"
+VERSION = "curator/5"
 # Versions whose records can still be replayed (rendered from their stored items): curator/1
 # and curator/2 grew one memo from the first message; curator/3 slid the verbatim window by
-# one turn every turn and had no recall. None of them runs any more.
-KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", VERSION)
+# one turn every turn and had no recall; curator/4 kept the stable prefix as this one does but
+# elided a bulky tool result when it left the last ``min_recent_turns`` turns (in the middle
+# of the input, so a prompt cache lost the turns after it) and at a block boundary moved to the
+# memo ending earliest that stands (a chain's first segment, so a shorter block). None of them
+# runs any more.
+KNOWN_VERSIONS = ("curator/1", "curator/2", "curator/3", "curator/4", VERSION)
 TASK_ROLE = "user"
 # The most of the available budget the memo slot (and the recall slot) may take: in a small
 # window the memo is written smaller, so the verbatim turns keep three quarters.
@@ -360,6 +369,12 @@ def curate(
     )
     if plan.memo is not None and not plan.lost and base.lost:
         return plan  # recall never costs the middle between a memo and the recent turns
+    if len(base.recent) > len(plan.recent):
+        # Recall takes room from the oldest recent turns, never from the memo: at a block
+        # boundary the memo ending latest that stands is shown, and with the recall slot kept
+        # a bigger memo may no longer stand where an earlier, smaller one does -- which would
+        # move the input back to the earlier memo. Then this input goes without recall.
+        return plan
     return _with_recalled(base, budget, policy, recalled) or base
 
 
@@ -432,7 +447,7 @@ def curate_history(
     elif layout.history_fits(elide=True):
         plan = layout.everything(elide=True)
     else:
-        plan = layout.split(placed)
+        plan = layout.split(placed, boundary=previous is not None)
     return _with_request(plan, layout, memos)
 
 
@@ -491,10 +506,10 @@ class _Layout:
         units = split_units(path)
         if units[-1].orphan:
             raise ValueError("the path must include the assistant turn the current results answer")
-        floor_start = _floor_start(units, len(path), policy.min_recent_turns)
+        elide_end = _elision_end(path, units, budget.available, policy)
         elidable = frozenset(
             index
-            for index, turn in enumerate(path[:floor_start])
+            for index, turn in enumerate(path[:elide_end])
             if turn.role == TOOL_ROLE and turn.elided_tokens is not None
         )
         layout = cls(path, budget, policy, head, units, elidable)
@@ -526,11 +541,18 @@ class _Layout:
     def everything(self, *, elide: bool) -> Plan:
         return self._plan(_Sections(None, 0, -1, None, 0, elide))
 
-    def split(self, placed: list[tuple[Memo, int, int]]) -> Plan:
+    def split(self, placed: list[tuple[Memo, int, int]], *, boundary: bool = False) -> Plan:
+        """The memo ending earliest that stands before every turn after it or, at a block
+        ``boundary`` (the previous input's prefix no longer stands), the one ending latest: the
+        chain was asked for to end at the low-water mark, and its earlier segments' memos
+        would start a shorter block; else the fallback."""
         standing = [p for p in placed if self._stands(*p)]
-        first = min(standing, key=lambda p: (p[2], p[1], p[0].id), default=None)
-        if first is not None:
-            return self.stable(first)
+        if boundary:
+            chosen = max(standing, key=lambda p: (p[2], p[0].id), default=None)
+        else:
+            chosen = min(standing, key=lambda p: (p[2], p[1], p[0].id), default=None)
+        if chosen is not None:
+            return self.stable(chosen)
         return self._fallback(placed)
 
     def stable(self, placed: tuple[Memo, int, int]) -> Plan:
@@ -658,6 +680,27 @@ class _Layout:
             tokens=_tokens(self.budget, memo_cost, anchor_cost, recent_cost),
             current=tuple(turn.id for turn in path[self.units[-1].start :]),
         )
+
+
+def _elision_end(
+    path: Sequence[Turn], units: Sequence[Unit], available: int, policy: Policy
+) -> int:
+    """Where the turns whose bulky tool results may be elided end: the start of the current
+    exchange (the last unit that opens with a user turn), so a result is shown whole while its
+    exchange runs and as its marker from the next user turn on -- an elision then changes the
+    input only just before the new turn, where a prompt cache loses little. When the current
+    exchange shown whole would take more than half of ``available``, the results outside the
+    last ``min_recent_turns`` turns are elided too (those of the exchange's older steps): the
+    end is the later of the two, so every result before the exchange is elided in either case
+    and the next user turn, whichever case it falls in, elides only results of this exchange.
+    A path holding no user turn elides the results outside the last turns."""
+    floor_start = _floor_start(units, len(path), policy.min_recent_turns)
+    start = next((u.start for u in reversed(units) if path[u.start].role == TASK_ROLE), None)
+    if start is None:
+        return floor_start
+    overhead = policy.message_overhead
+    exchange = sum(turn.tokens + overhead for turn in path[start:])
+    return start if 2 * exchange <= available else max(start, floor_start)
 
 
 def _floor_start(units: Sequence[Unit], length: int, min_recent: int) -> int:

@@ -33,17 +33,21 @@ PLAN_DEFAULTS: dict[str, Any] = {
 # ``compaction.curator.Policy()`` as each assembler version knew it. Pinned here, not read from
 # the class: a later default must not change what an older record says it ran with
 # (tests/compaction/test_record_form.py checks the current version against the class).
+_CURATOR4_POLICY: dict[str, Any] = {
+    "min_recent_turns": 4,
+    "memo_max_tokens": 512,
+    "high_water": 0.85,
+    "low_water": 0.1,
+    "message_overhead": 4,
+    "segment_tokens": 8192,
+    "min_memo_tokens": 96,
+    "recall_max_tokens": 0,
+}
 POLICY_DEFAULTS: dict[str, dict[str, Any]] = {
-    "curator/4": {
-        "min_recent_turns": 4,
-        "memo_max_tokens": 512,
-        "high_water": 0.85,
-        "low_water": 0.1,
-        "message_overhead": 4,
-        "segment_tokens": 8192,
-        "min_memo_tokens": 96,
-        "recall_max_tokens": 0,
-    },
+    "curator/4": _CURATOR4_POLICY,
+    # curator/5 changed when tool results are elided and which memo a block boundary moves to,
+    # not the policy's fields or defaults.
+    "curator/5": dict(_CURATOR4_POLICY),
 }
 
 _BUDGET_IN_TOKENS = ("window", "reserve")

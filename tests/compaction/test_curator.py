@@ -192,6 +192,53 @@ def test_old_bulky_tool_results_are_elided_before_anything_is_dropped() -> None:
     assert plan.tokens.recent == 50 + 20 + 30 + 50 + 4 * 50
 
 
+def test_results_of_the_running_exchange_stay_whole_and_are_elided_from_the_next_question() -> None:
+    """A bulky result is shown whole while its exchange runs, even outside the last
+    ``min_recent_turns`` turns, and as its marker from the next user turn on, even inside them
+    (so an elision changes an input only at the end of the previous one)."""
+    earlier = conversation(*[100] * 12)
+    exchange = [
+        Turn(13, "user", 50),
+        Turn(14, "assistant", 20),
+        Turn(15, "tool", 600, elided_tokens=30),
+        Turn(16, "assistant", 20),
+        Turn(17, "tool", 20),
+        Turn(18, "assistant", 20),
+        Turn(19, "tool", 20),
+    ]
+    budget = Budget(window=1700, reserve=100)  # the exchange (750) takes under half of 1,600
+    answered = [*earlier, *exchange, Turn(20, "assistant", 50), Turn(21, "user", 50)]
+
+    running = curate([*earlier, *exchange], [], budget, replace(PLAIN, min_recent_turns=2))
+    next_question = curate(answered, [], budget, replace(PLAIN, min_recent_turns=8))
+
+    assert running.elided == ()
+    assert running.recent[0] < 15  # shown whole (the history no longer fits, turns dropped)
+    assert running.dropped
+    assert next_question.elided == (15,)  # elided, so the whole history fits again
+    assert next_question.recent == tuple(range(1, 22))
+
+
+def test_a_big_exchange_also_elides_the_results_before_it() -> None:
+    """When the running exchange is big (over half of the budget), the results outside the
+    last turns are elided too, never fewer than those before the exchange: so the next user
+    turn, whose own exchange is small, elides only this exchange's results (at the end of the
+    input), not an older one in the middle of the prefix."""
+    policy = Policy(min_recent_turns=4, memo_max_tokens=200, message_overhead=0)
+    budget = Budget(window=3700, reserve=0)
+    earlier = [Turn(1, "user", 100), Turn(2, "assistant", 10), Turn(3, "tool", 600, 10)]
+    exchange = [Turn(4, "user", 10), Turn(5, "assistant", 10), Turn(6, "tool", 3000, 10)]
+
+    running = curate([*earlier, *exchange], [], budget, policy)
+    answered = [*earlier, *exchange, Turn(7, "assistant", 0), Turn(8, "user", 0)]
+    next_question = curate(answered, [], budget, policy, previous=Prefix(None, 1))
+
+    assert running.elided == (3,)  # outside the last 4 turns is only turn 1; 3 precedes turn 4
+    assert running.recent == (1, 2, 3, 4, 5, 6)
+    assert next_question.elided == (3, 6)
+    assert next_question.recent == tuple(range(1, 9))
+
+
 def test_a_tool_call_and_its_results_are_never_split() -> None:
     path = [
         *conversation(100, 100),
@@ -557,9 +604,16 @@ def _floor_start(case: Case) -> int:
 
 
 def _cost_from(case: Case, start: int) -> int:
-    """The turns from ``start`` on at the cost the split shows them (old bulky tool results
-    outside the last turns elided)."""
-    floor = _floor_start(case)
+    """The turns from ``start`` on at the cost the split shows them (bulky tool results before
+    the current exchange elided, and those outside the last turns too when that exchange is
+    big)."""
+    exchange = _exchange_start(case)
+    if exchange is None:
+        floor = _floor_start(case)
+    elif _elides_before_exchange(case):
+        floor = exchange
+    else:
+        floor = max(exchange, _floor_start(case))
     elided = [
         turn.id
         for index, turn in enumerate(case.path)
@@ -740,7 +794,13 @@ def recall_plans() -> st.SearchStrategy[tuple[Case, list[Turn], Plan]]:
     def plan(case_candidates: tuple[Case, list[Turn]]) -> tuple[Case, list[Turn], Plan]:
         case, candidates = case_candidates
         result = curate(
-            case.path, case.memos, case.budget, case.policy, head=case.head, recalled=candidates
+            case.path,
+            case.memos,
+            case.budget,
+            case.policy,
+            head=case.head,
+            recalled=candidates,
+            previous=case.previous,
         )
         return case, candidates, result
 
@@ -857,6 +917,23 @@ def test_the_memo_shown_stays_until_the_turns_after_it_overflow() -> None:
     assert (ten.memo, ten.recent) == (second, (7, 8, 9, 10))
 
 
+def test_at_a_block_boundary_the_input_moves_to_the_chains_end_not_a_segment_of_it() -> None:
+    """A chain written segment by segment leaves a ready memo at each segment's end. When the
+    previous input's memo no longer stands, the input moves to the memo ending latest (the
+    chain was asked for to end at the low-water mark), so the next block is as long as the
+    marks make it; with no previous input the earliest that stands is shown (the most turns
+    verbatim)."""
+    old, segment, goal = memo(7, 1, 2), memo(8, 1, 4), memo(9, 1, 6)
+    path = conversation(*[100] * 10)
+    budget = Budget(window=800, reserve=100)  # old + turns 3-10 = 850 > 700: old cannot stand
+
+    boundary = curate(path, [old, segment, goal], budget, PLAIN, previous=Prefix(7, 3))
+    fresh = curate(path, [old, segment, goal], budget, PLAIN)
+
+    assert (boundary.memo, boundary.recent) == (goal, (7, 8, 9, 10))
+    assert (fresh.memo, fresh.recent) == (segment, (5, 6, 7, 8, 9, 10))
+
+
 @given(cases(), st.integers(0, 400), st.integers(0, 400))
 @settings(max_examples=300)
 def test_between_block_boundaries_the_next_input_extends_this_one(
@@ -864,7 +941,8 @@ def test_between_block_boundaries_the_next_input_extends_this_one(
 ) -> None:
     """The stable prefix: when turn t+1 keeps turn t's memo (or task statement) and first
     verbatim turn, its input is turn t's input, then the answer, then the new turn; tool
-    results once elided stay elided (an elision only ever cuts the prefix where it starts)."""
+    results once elided stay elided, and those elided anew belong to turn t's own exchange (an
+    elision only ever cuts the prefix where it starts: at the end of turn t's input)."""
     if not case.current_unit_fits():
         return
     last = max(turn.id for turn in case.path)
@@ -887,6 +965,33 @@ def test_between_block_boundaries_the_next_input_extends_this_one(
         assert set(before.elided) <= set(after.elided)
         if not any(turn.role == "tool" for turn in case.path):
             assert after.elided == before.elided == ()
+        exchange = _exchange_start(case)
+        if exchange is not None and not case.history_fits():
+            # results newly elided lie in turn t's own exchange (the end of its input), so
+            # the elision cuts the prefix only after all the history before that exchange.
+            # Not at the first overflow: turn t showed the whole history unelided, and the
+            # history no longer fits until the old results are elided (a cut like a block
+            # boundary's, once per conversation).
+            newly = set(after.elided) - set(before.elided)
+            assert all(case.index(i) >= exchange for i in newly)
+
+
+def _exchange_start(case: Case) -> int | None:
+    """Where the path's last unit that opens with a user turn starts (None: no such unit)."""
+    starts = [u.start for u in split_units(case.path) if case.path[u.start].role == "user"]
+    return starts[-1] if starts else None
+
+
+def _elides_before_exchange(case: Case) -> bool:
+    """Whether the curator elides only the results before the current exchange (the exchange
+    shown whole takes at most half of the available budget), not also those of the exchange
+    outside the last turns."""
+    start = _exchange_start(case)
+    if start is None:
+        return False
+    overhead = case.policy.message_overhead
+    exchange = sum(turn.tokens + overhead for turn in case.path[start:])
+    return 2 * exchange <= case.budget.available
 
 
 def test_a_long_conversation_keeps_its_prefix_for_blocks_of_turns() -> None:
@@ -923,7 +1028,8 @@ def test_a_long_conversation_keeps_its_prefix_for_blocks_of_turns() -> None:
 @settings(max_examples=300)
 def test_the_previous_memo_is_kept_while_it_stands(case: Case, answer: int, question: int) -> None:
     """Once turn t shows a memo before every turn after it, turn t+1 shows the same one while
-    it still fits so (unless all of the history fits verbatim)."""
+    it still stands: it fits so and ends before the last ``min_recent_turns`` turns (unless
+    all of the history fits verbatim)."""
     if not case.current_unit_fits():
         return
     before = case.plan()
@@ -941,6 +1047,10 @@ def test_the_previous_memo_is_kept_while_it_stands(case: Case, answer: int, ques
         grown, case.memos, case.budget, case.policy, case.head, Prefix(memo.id, before.recent[0])
     )
     if not later.current_unit_fits() or later.history_fits():
+        return
+    if ids.index(memo.last_id) >= _floor_start(later):
+        # it ends inside the last ``min_recent_turns`` turns, so it never stood: turn t showed
+        # it beside as many recent turns as fit (the fallback), which keeps no prefix
         return
     after_memo = grown[ids.index(memo.last_id) + 1 :]
     if memo.tokens + case.policy.message_overhead + later.cost(after_memo) > case.budget.available:
