@@ -189,6 +189,25 @@ def assemble(client, thread: Thread, canary: str) -> dict:
     return response.data
 
 
+def subject_erase_by_request(acme, user_ref: str) -> DeletionRequest:
+    """File a deletion request for ``user_ref``, approve and execute it as an officer, and wait
+    until the worker has carried it out."""
+    filed = acme.client.post(
+        "/api/v1/deletion-requests", {"user_ref": user_ref}, format="json"
+    ).data
+    officer = User.objects.create_user("officer", is_staff=True)
+    grant(officer, "approve_deletionrequest", "execute_deletionrequest")
+    request = DeletionRequest.objects.get(public_id=filed["id"])
+    deletion_request_approve(request=request, user=officer)
+    deletion_request_execute(request=request, user=officer)
+    wait_for(
+        lambda: (
+            acme.client.get(f"/api/v1/deletion-requests/{filed['id']}").data["status"] == "executed"
+        )
+    )
+    return request
+
+
 def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
     canary = f"CANARY{uuid.uuid4().hex[:12].upper()}"
     bystander = f"BYSTANDER{uuid.uuid4().hex[:12].upper()}"
@@ -215,19 +234,7 @@ def test_executed_request_leaves_no_trace_of_the_canary(acme, celery_worker):
         "compaction_contentblob.text",
     } <= set(planted), planted
 
-    filed = acme.client.post(
-        "/api/v1/deletion-requests", {"user_ref": "subject-1"}, format="json"
-    ).data
-    officer = User.objects.create_user("officer", is_staff=True)
-    grant(officer, "approve_deletionrequest", "execute_deletionrequest")
-    request = DeletionRequest.objects.get(public_id=filed["id"])
-    deletion_request_approve(request=request, user=officer)
-    deletion_request_execute(request=request, user=officer)
-    wait_for(
-        lambda: (
-            acme.client.get(f"/api/v1/deletion-requests/{filed['id']}").data["status"] == "executed"
-        )
-    )
+    request = subject_erase_by_request(acme, "subject-1")
 
     assert db_hits(canary) == {}
     assert broker_hits(canary) == []

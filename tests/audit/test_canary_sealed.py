@@ -13,14 +13,18 @@ import uuid
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 
-from audit.deletion import deletion_request_approve, deletion_request_execute
 from audit.models import DeletionRequest
 from compaction.models import AssemblyRecord, Summary
 from compaction.replay import assembly_replay
-from tests.audit.conftest import grant, wait_for
-from tests.audit.test_canary import assemble, broker_hits, converse, db_hits
+from tests.audit.conftest import wait_for
+from tests.audit.test_canary import (
+    assemble,
+    broker_hits,
+    converse,
+    db_hits,
+    subject_erase_by_request,
+)
 from tests.support.worker import start_worker
 from threads.models import Message
 
@@ -49,20 +53,7 @@ def test_with_encryption_the_canary_is_sealed_at_rest_and_erasure_leaves_no_trac
         assert set(db_hits(canary)) == CLEAR_AT_REST
         assert set(db_hits(bystander)) == CLEAR_AT_REST
 
-        filed = acme.client.post(
-            "/api/v1/deletion-requests", {"user_ref": "subject-1"}, format="json"
-        ).data
-        officer = User.objects.create_user("officer", is_staff=True)
-        grant(officer, "approve_deletionrequest", "execute_deletionrequest")
-        request = DeletionRequest.objects.get(public_id=filed["id"])
-        deletion_request_approve(request=request, user=officer)
-        deletion_request_execute(request=request, user=officer)
-        wait_for(
-            lambda: (
-                acme.client.get(f"/api/v1/deletion-requests/{filed['id']}").data["status"]
-                == "executed"
-            )
-        )
+        request = subject_erase_by_request(acme, "subject-1")
 
     assert db_hits(canary) == {}
     assert broker_hits(canary) == []
