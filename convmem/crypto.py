@@ -68,7 +68,8 @@ def subject_of(user_ref: str, thread_public_id: str) -> str:
 
 
 class _KeyCache:
-    """key id -> (AESGCM, loaded at), bounded by size and age."""
+    """key id -> (key object: an AESGCM, or a search key's keyed HMAC; loaded at), bounded by
+    size and age."""
 
     def __init__(self) -> None:
         self._keys: OrderedDict[str, tuple[AESGCM, float]] = OrderedDict()
@@ -256,7 +257,7 @@ SEARCH_TOKEN_BYTES = 8
 search_key_cache = _KeyCache()
 
 
-def _search_key_derive(material: bytes) -> "hmac.HMAC":
+def _search_key_derive(material: bytes) -> hmac.HMAC:
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -264,7 +265,7 @@ def _search_key_derive(material: bytes) -> "hmac.HMAC":
     return hmac.new(search_key.derive(material), digestmod=hashlib.sha256)
 
 
-def search_keys_load(key_ids: list[str]) -> "dict[str, hmac.HMAC]":
+def search_keys_load(key_ids: list[str]) -> dict[str, hmac.HMAC]:
     """The keyed HMACs of the search keys of ``key_ids`` that are live, by key id (destroyed or
     unknown ones are left out): cached ones from the cache, the others unwrapped after one
     keys-database query for all of them."""
