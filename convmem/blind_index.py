@@ -34,8 +34,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def index_words(text: str) -> list[str]:
     """The distinct words of ``text``, normalised (lower-cased, diacritics folded), in order of
     first appearance."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    folded = text.lower()
+    if not folded.isascii():  # ASCII has nothing to decompose or fold
+        decomposed = unicodedata.normalize("NFKD", folded)
+        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
     return list(dict.fromkeys(_WORD.findall(folded)))
 
 
@@ -66,6 +68,22 @@ def blind_query(terms: list[str], key_id: str) -> list[str] | None:
         return [key_token(key_id), *word_tokens(words, key_id)]
     except crypto.KeyUnavailable:
         return None
+
+
+def blind_query_each(terms: list[str], key_id: str) -> dict[str, list[str]]:
+    """``blind_query([term], key_id)`` of each of ``terms`` that has a word, by term, with the
+    key loaded once and each distinct word hashed once; {} when the key is destroyed or
+    unknown."""
+    if not key_id:
+        return {}
+    words = {term: index_words(term) for term in terms}
+    distinct = list(dict.fromkeys(word for term_words in words.values() for word in term_words))
+    try:
+        tokens = dict(zip(distinct, word_tokens(distinct, key_id), strict=True))
+    except crypto.KeyUnavailable:
+        return {}
+    key = key_token(key_id)
+    return {term: [key, *(tokens[w] for w in ws)] for term, ws in words.items() if ws}
 
 
 def blind_queries(terms: list[str], key_ids: list[str]) -> list[list[str]]:

@@ -17,6 +17,8 @@ first use in a process.
 """
 
 import base64
+import binascii
+import hashlib
 import hmac
 import json
 import secrets
@@ -66,7 +68,8 @@ def subject_of(user_ref: str, thread_public_id: str) -> str:
 
 
 class _KeyCache:
-    """key id -> (AESGCM, loaded at), bounded by size and age."""
+    """key id -> (key object: an AESGCM, or a search key's keyed HMAC; loaded at), bounded by
+    size and age."""
 
     def __init__(self) -> None:
         self._keys: OrderedDict[str, tuple[AESGCM, float]] = OrderedDict()
@@ -206,7 +209,7 @@ def seal_bytes(data: bytes, *, key_id: str, aad: bytes) -> str:
 def open_bytes(stored: str, *, aad: bytes) -> bytes:
     try:
         key_id, body = stored[len(PREFIX) :].split(":", 1)
-        sealed = base64.b64decode(body, validate=True)
+        sealed = binascii.a2b_base64(body, strict_mode=True)
     except ValueError as error:
         raise CiphertextRejected("not a sealed value") from error
     try:
@@ -248,25 +251,27 @@ def open_json(stored: Any, *, aad: bytes) -> Any:
 SEARCH_KEY_INFO = b"convmem blind index v1"
 SEARCH_TOKEN_BYTES = 8
 
+# key id -> the HMAC keyed with the search key, bounded and dropped like the data keys: each
+# word's hash is a copy of it fed the word, so the key schedule is paid once per key, not
+# once per word.
 search_key_cache = _KeyCache()
 
 
-def _search_key_derive(material: bytes) -> bytes:
+def _search_key_derive(material: bytes) -> hmac.HMAC:
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=SEARCH_KEY_INFO).derive(
-        material
-    )
+    search_key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=SEARCH_KEY_INFO)
+    return hmac.new(search_key.derive(material), digestmod=hashlib.sha256)
 
 
-def search_keys_load(key_ids: list[str]) -> dict[str, bytes]:
-    """The search keys of ``key_ids`` that are live, by key id (destroyed or unknown ones are
-    left out): cached ones from the cache, the others unwrapped after one keys-database query
-    for all of them."""
+def search_keys_load(key_ids: list[str]) -> dict[str, hmac.HMAC]:
+    """The keyed HMACs of the search keys of ``key_ids`` that are live, by key id (destroyed or
+    unknown ones are left out): cached ones from the cache, the others unwrapped after one
+    keys-database query for all of them."""
     from convmem.models import DataKey
 
-    found: dict[str, bytes] = {}
+    found: dict[str, hmac.HMAC] = {}
     missing = []
     for key_id in key_ids:
         cached = search_key_cache.get(key_id)
@@ -290,10 +295,15 @@ def search_tokens(words: list[str], *, key_id: str) -> list[str]:
     """Each word's keyed hash under the search key of ``key_id`` (HMAC-SHA256, truncated to
     ``SEARCH_TOKEN_BYTES``, hex), in the order given. Raises ``KeyUnavailable`` when the key is
     destroyed or unknown."""
-    key = search_keys_load([key_id]).get(key_id)
-    if key is None:
+    keyed = search_keys_load([key_id]).get(key_id)
+    if keyed is None:
         raise KeyUnavailable(f"data key {key_id} is destroyed or unknown")
-    return [hmac.digest(key, word.encode(), "sha256")[:SEARCH_TOKEN_BYTES].hex() for word in words]
+    tokens = []
+    for word in words:
+        mac = keyed.copy()
+        mac.update(word.encode())
+        tokens.append(mac.digest()[:SEARCH_TOKEN_BYTES].hex())
+    return tokens
 
 
 def live_key_ids(*, tenant_id: int | None = None, subject: str | None = None) -> list[str]:

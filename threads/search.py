@@ -387,7 +387,9 @@ def thread_term_hits_sql(
     key_id: str = "",
 ) -> tuple[str, list[Any]]:
     """The query of ``thread_term_hits`` and its parameters."""
-    blind = {term: blind_for([term], [key_id]) for term in terms} if key_id else {}
+    blind = {
+        term: [query] for term, query in blind_index.blind_query_each(list(terms), key_id).items()
+    }
     selects = []
     params: list[Any] = []
     for term in terms:

@@ -2,14 +2,19 @@
 the blind index (``convmem.blind_index``: keyed hashes of the words under the subject's key),
 never another tenant's or subject's, and nothing once erased. Runs on SQLite and PostgreSQL."""
 
+import hmac
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.db import connection
 from django.urls import reverse
 
 from audit.erasure import message_content_erase
 from convmem import blind_index, crypto
+from convmem.key_providers import key_provider
+from convmem.models import DataKey
 from tests.admin.conftest import client_for, staff_user
 from tests.compaction.helpers import post_context
 from tests.compaction.test_recall import BUDGET, long_thread, recalled_texts
@@ -261,3 +266,56 @@ def test_the_index_holds_the_key_token_and_hashes_only(acme: TenantKit) -> None:
     expected = set(stored(message)[1].split())
     assert expected <= lexemes
     assert len(lexemes - expected) == 1  # the thread's own lexeme / token
+
+
+def test_a_words_hash_is_the_hmac_of_the_word_under_the_subjects_search_key(
+    acme: TenantKit,
+) -> None:
+    """The keyed HMAC the cache holds is copied per word: each hash is the word's own
+    HMAC-SHA256 under the HKDF-derived search key (the stored documents stay valid), however
+    many words came before it."""
+    thread = make_thread(acme.tenant, user_ref="ana")
+    key_id = thread.data_key_id
+    row = DataKey.objects.get(key_id=key_id)
+    material = key_provider().unwrap(key_id, bytes(row.wrapped), row.kek_id)
+    search_key = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=crypto.SEARCH_KEY_INFO
+    ).derive(material)
+
+    tokens = crypto.search_tokens(["kumquat", "malmo", "kumquat"], key_id=key_id)
+
+    expected = [
+        hmac.digest(search_key, w.encode(), "sha256")[:8].hex() for w in ("kumquat", "malmo")
+    ]
+    assert tokens == [expected[0], expected[1], expected[0]]
+    assert crypto.search_tokens(["malmo"], key_id=key_id) == [expected[1]]
+
+
+def test_erasing_the_subject_drops_its_search_key_from_this_process_at_once(
+    acme: TenantKit,
+) -> None:
+    thread = make_thread(acme.tenant, user_ref="ana")
+    append(thread, "user", "my passport number is pz4471")
+    key_id = thread.data_key_id
+    assert crypto.search_key_cache.get(key_id) is not None  # loaded to index the message
+
+    response = acme.client.delete(f"/api/v1/threads/{thread.public_id}")
+    assert response.status_code == 200, response.content
+
+    # No cache clearing here: the erasure itself forgot the derived key in this process.
+    assert crypto.search_key_cache.get(key_id) is None
+    assert crypto.key_cache.get(key_id) is None
+    with pytest.raises(crypto.KeyUnavailable):
+        blind_index.word_tokens(["pz4471"], key_id)
+    assert blind_index.blind_query_each(["pz4471"], key_id) == {}
+
+
+def test_recall_hashes_each_term_alone_under_the_threads_key(acme: TenantKit) -> None:
+    thread = make_thread(acme.tenant, user_ref="ana")
+    key_id = thread.data_key_id
+    terms = ["ORD-30010", "Malmö", "--", "kumquat"]
+
+    each = blind_index.blind_query_each(terms, key_id)
+
+    assert each == {t: blind_index.blind_query([t], key_id) for t in terms if t != "--"}
+    assert blind_index.blind_query_each(terms, "") == {}

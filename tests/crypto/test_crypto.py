@@ -53,6 +53,17 @@ def test_a_tampered_value_is_refused(acme: TenantKit) -> None:
         crypto.open_text(tampered, aad=aad)
 
 
+def test_a_body_that_is_not_strict_base64_is_refused(acme: TenantKit) -> None:
+    key_id = _key(acme)
+    aad = crypto.row_aad("threads_message", "msg_a", "content")
+    sealed = crypto.seal_text("hello", key_id=key_id, aad=aad)
+    prefix, body = sealed.rsplit(":", 1)
+
+    for bad in (body + "!", body[:-1] + " " + body[-1:], body + "==A", body + "é", "=" + body):
+        with pytest.raises(crypto.CiphertextRejected):
+            crypto.open_text(f"{prefix}:{bad}", aad=aad)
+
+
 def test_a_value_sealed_under_another_subjects_key_is_refused(acme: TenantKit) -> None:
     aad = crypto.row_aad("threads_message", "msg_a", "content")
     sealed = crypto.seal_text("mine", key_id=_key(acme, "alice"), aad=aad)
