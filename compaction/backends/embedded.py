@@ -744,15 +744,20 @@ def _related_label(one: Sequence[str], other: Sequence[str]) -> bool:
 
 
 def _same_label(one: Sequence[str], other: Sequence[str]) -> bool:
-    """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more, or all of the
-    shorter one (at least four words). Not when they part inside a noun phrase: "the lumber
-    supplier's invoice …" and "the concrete supplier's invoice …" name two things (what they
-    share does not start with a determiner)."""
+    """Whether two labels end alike: ``SAME_LABEL_WORDS`` words or more from a determiner on,
+    or all of the shorter one (at least four words). Not when they part inside a noun phrase:
+    "the lumber supplier's invoice …" and "the concrete supplier's invoice …" name two things
+    (what they share holds no determiner that many words from its end). Words before that
+    determiner may be shared too ("OK so the tuition due date for …" and "They rescheduled, so
+    the tuition due date for …")."""
     matched = _label_match(one, other)
     shorter = min(len(one), len(other))
     if matched == shorter and shorter >= 4:
         return True
-    return matched >= SAME_LABEL_WORDS and one[len(one) - matched] in _DETERMINERS
+    if matched < SAME_LABEL_WORDS:
+        return False
+    shared = one[len(one) - matched :]
+    return any(word in _DETERMINERS for word in shared[: matched - SAME_LABEL_WORDS + 1])
 
 
 def _stale_run(line: Line, stale: list[str]) -> list[str]:

@@ -175,6 +175,21 @@ def test_a_correction_in_a_new_frame_replaces_the_value_given_after_the_same_lab
     assert "CNC-77310" in memo
 
 
+def test_a_label_shared_from_before_its_determiner_is_the_same_label() -> None:
+    memo = _corrected(
+        [
+            ("user", "OK so the payment due date for the allotment plot renewal is 2027-03-01"),
+            ("user", "Right, so the payment due date for the bike locker renewal is 2027-05-01"),
+        ],
+        "The committee met, so the payment due date for the allotment plot renewal is "
+        "15/04/2027 now.",
+    )
+
+    assert "15/04/2027" in memo
+    assert "2027-03-01" not in memo  # another notation: only the label tells
+    assert "2027-05-01" in memo  # another thing of the same kind: "… for the bike locker …"
+
+
 def test_a_correction_announced_in_the_sentence_before_is_read_as_one() -> None:
     memo = _memo(_sources(("user", "The gate code for the allotment is 4417#.")))
     memo = _memo(
