@@ -193,6 +193,8 @@ def _drain(thread_id: int) -> None:
 @contextmanager
 def celery_worker() -> Iterator[subprocess.Popen[bytes]]:
     """A real ``celery -A convmem worker`` on the harness's database and broker."""
+    from django.conf import settings
+
     log = Path(os.environ["CONVMEM_VAR_DIR"]) / "worker.log"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "convmem.settings", "PYTHONUNBUFFERED": "1"}
     command = [
@@ -207,6 +209,10 @@ def celery_worker() -> Iterator[subprocess.Popen[bytes]]:
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",
+        # Every queue: memo writing is routed to its own (``CELERY_TASK_ROUTES``), which a
+        # worker given no queues never consumes.
+        "--queues",
+        ",".join(settings.CELERY_QUEUE_NAMES),
         "-n",
         f"memo-eval-{uuid.uuid4().hex[:8]}@%h",
     ]
