@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -67,15 +67,18 @@ def subject_of(user_ref: str, thread_public_id: str) -> str:
 # --- The per-process cache ------------------------------------------------------------------------
 
 
-class _KeyCache:
+Key = TypeVar("Key")
+
+
+class _KeyCache(Generic[Key]):
     """key id -> (key object: an AESGCM, or a search key's keyed HMAC; loaded at), bounded by
     size and age."""
 
     def __init__(self) -> None:
-        self._keys: OrderedDict[str, tuple[AESGCM, float]] = OrderedDict()
+        self._keys: OrderedDict[str, tuple[Key, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key_id: str) -> AESGCM | None:
+    def get(self, key_id: str) -> Key | None:
         with self._lock:
             entry = self._keys.get(key_id)
             if entry is None:
@@ -86,9 +89,9 @@ class _KeyCache:
             self._keys.move_to_end(key_id)
             return entry[0]
 
-    def put(self, key_id: str, cipher: AESGCM) -> None:
+    def put(self, key_id: str, key: Key) -> None:
         with self._lock:
-            self._keys[key_id] = (cipher, time.monotonic())
+            self._keys[key_id] = (key, time.monotonic())
             self._keys.move_to_end(key_id)
             while len(self._keys) > settings.CONVMEM_KEY_CACHE_SIZE:
                 self._keys.popitem(last=False)
@@ -105,7 +108,7 @@ class _KeyCache:
         return len(self._keys)
 
 
-key_cache = _KeyCache()
+key_cache: _KeyCache[AESGCM] = _KeyCache()
 
 
 # --- The key store (the ``keys`` database) ------------------------------------------------------
@@ -254,7 +257,7 @@ SEARCH_TOKEN_BYTES = 8
 # key id -> the HMAC keyed with the search key, bounded and dropped like the data keys: each
 # word's hash is a copy of it fed the word, so the key schedule is paid once per key, not
 # once per word.
-search_key_cache = _KeyCache()
+search_key_cache: _KeyCache[hmac.HMAC] = _KeyCache()
 
 
 def _search_key_derive(material: bytes) -> hmac.HMAC:
