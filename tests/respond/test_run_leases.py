@@ -1,7 +1,6 @@
 """The lease of a run generated in a worker, against a real worker and the local streaming
 chat server, with 2-second leases; beat's takeover is a real ``celery beat`` (every second)
-while a worker consumes ``generation``, and is called as beat's task does while none does (it
-is routed to that queue).
+while a worker consumes its queue (``bulk``), and is called as beat's task does while none does.
 
 - A live worker keeps its lease while the model says nothing (a heartbeat thread renews it,
   not the chunks): a model silent for three leases is not taken over; one model call, one
@@ -11,18 +10,24 @@ is routed to that queue).
   re-attaches, and the worker that comes to it generates it (attempt 1). Past the queue's
   lease beat ends it ``failed`` (``run_expired_in_queue``) and a retry of the key queues it
   again; the first task, when it comes, does nothing.
+- The takeover runs on ``bulk``: a worker consuming only that queue, and no generation worker
+  at all (all dead), takes over a run whose worker died and keeps its partial answer.
 
 And a task that comes before the request that queued it has committed (it is queued inside
 that transaction) waits for the commit and generates at once, without a retry.
 """
 
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.db import connection
+from django.utils import timezone
 
+from respond import events as run_events
 from respond.models import RespondRun
 from respond.tasks import take_over_orphaned_runs
 from tests.compaction.helpers import wait_for
@@ -190,3 +195,34 @@ def test_a_task_that_comes_before_its_request_commits_waits_for_the_commit(
     assert (ended.status, ended.attempt) == ("complete", 1)
     assert "Retry in" not in worker.output()
     _assert_one_answer_from_one_attempt(acme, thread, run["id"])
+
+
+def test_a_worker_on_the_bulk_queue_alone_takes_a_dead_workers_run_over(acme, chat, settings: Any):
+    """The dead generation worker is played by the rows and the stream: its run started
+    (attempt 1) and streamed two tokens, then its lease ran out. No worker consumes
+    ``generation``; beat and a worker on ``bulk`` only end the run with its partial text."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    env = worker_env(chat)
+    thread = make_thread(acme.tenant)
+    run = _post(acme, thread, "k1").data
+    RespondRun.objects.filter(public_id=run["id"]).update(
+        started_attempt=1, leased_until=timezone.now() - timedelta(seconds=1)
+    )
+    streamed = [
+        ("turn", {"resumed": False}),
+        ("token", {"text": "The "}),
+        ("token", {"text": "parcel"}),
+    ]
+    for seq, (name, data) in enumerate(streamed, start=1):
+        assert run_events.event_append(run["id"], run_events.RunEvent(seq, name, data), attempt=1)
+
+    try:
+        with start_worker(env, queues=["bulk"]), start_beat(env):
+            ended = _ended(thread)
+    finally:
+        # The first attempt's task, which no worker here consumes.
+        redis.Redis.from_url(django_settings.REDIS_URL).delete("generation")
+    assert (ended.status, ended.error_code, ended.attempt) == ("interrupted", "worker_lost", 2)
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [("The parcel", "interrupted")]
+    assert len(chat.requests) == 0
