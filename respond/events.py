@@ -14,6 +14,9 @@ stream holds is final for that attempt: its partial text can be kept, and sequen
 stay unique.
 
 Redis holds the answer's text for the stream's lifetime, as the broker holds nothing else of it.
+
+A run's keys share a Redis Cluster hash tag (``{run_…}``): the append script uses two of them,
+and a script's keys must be in one slot.
 """
 
 import json
@@ -53,16 +56,21 @@ def _redis() -> redis.Redis:
     return _client(settings.REDIS_URL)
 
 
+def run_keys(run_public_id: str) -> tuple[str, str, str]:
+    """The run's stream, cancel and fence keys, in one hash slot (the tag in braces)."""
+    return _stream(run_public_id), _cancel_key(run_public_id), _fence(run_public_id)
+
+
 def _stream(run_public_id: str) -> str:
-    return f"convmem:run:{run_public_id}:events"
+    return f"convmem:run:{{{run_public_id}}}:events"
 
 
 def _cancel_key(run_public_id: str) -> str:
-    return f"convmem:run:{run_public_id}:cancel"
+    return f"convmem:run:{{{run_public_id}}}:cancel"
 
 
 def _fence(run_public_id: str) -> str:
-    return f"convmem:run:{run_public_id}:attempt"
+    return f"convmem:run:{{{run_public_id}}}:attempt"
 
 
 _APPEND = """
@@ -180,10 +188,6 @@ def cancel_requested(run_public_id: str) -> bool:
 
 def streams_delete(run_public_ids: list[str]) -> None:
     """Delete the runs' streams (the answers' text) and the keys beside them."""
-    keys = [
-        key
-        for run_public_id in run_public_ids
-        for key in (_stream(run_public_id), _cancel_key(run_public_id), _fence(run_public_id))
-    ]
+    keys = [key for run_public_id in run_public_ids for key in run_keys(run_public_id)]
     if keys:
         _redis().delete(*keys)

@@ -14,9 +14,11 @@ import redis
 import requests
 from django.conf import settings as django_settings
 from django.utils import timezone
+from redis.crc import key_slot
 
 from audit.retention import retention_apply
 from audit.services import retention_policy_set
+from respond.events import run_keys
 from respond.models import RespondRun
 from tests.audit.conftest import OPERATOR
 from tests.compaction.helpers import wait_for
@@ -254,7 +256,15 @@ def test_with_redis_down_respond_is_503_and_writes_nothing(acme, chat):
 
 
 def _stream_key(run: RespondRun) -> str:
-    return f"convmem:run:{run.public_id}:events"
+    return run_keys(run.public_id)[0]
+
+
+def test_a_runs_keys_share_one_cluster_slot():
+    """The append script uses the stream and the fence, the erasure's script all three: on
+    Redis Cluster a script's keys must hash to one slot, so they share a hash tag."""
+    keys = run_keys("run_0123456789abcdef")
+    assert all("{run_0123456789abcdef}" in key for key in keys)
+    assert len({key_slot(key.encode()) for key in keys}) == 1
 
 
 def _answered_run(kit, thread, key: str) -> RespondRun:
@@ -301,3 +311,4 @@ def test_a_thread_is_erased_with_redis_down_and_its_streams_expire(acme, chat, s
     answer = Message.objects.get(pk=run.assistant_message_id)
     assert answer.erased_at is not None
     assert 0 < client.ttl(_stream_key(run)) <= django_settings.CONVMEM_RUN_EVENTS_TTL
+
