@@ -18,7 +18,7 @@ from redis.crc import key_slot
 
 from audit.retention import retention_apply
 from audit.services import retention_policy_set
-from respond.events import run_keys
+from respond.events import run_keys, stream_closed
 from respond.models import RespondRun
 from tests.audit.conftest import OPERATOR
 from tests.compaction.helpers import wait_for
@@ -312,3 +312,42 @@ def test_a_thread_is_erased_with_redis_down_and_its_streams_expire(acme, chat, s
     assert answer.erased_at is not None
     assert 0 < client.ttl(_stream_key(run)) <= django_settings.CONVMEM_RUN_EVENTS_TTL
 
+
+def _erase(kit, thread, run: dict[str, Any], how: str) -> None:
+    if how == "thread_deleted":
+        assert kit.client.delete(f"/api/v1/threads/{thread.public_id}").status_code == 200
+    else:
+        question = f"/api/v1/threads/{thread.public_id}/messages/{run['user_message_id']}/redact"
+        assert kit.client.post(question, {"reason": "pii"}, format="json").status_code == 200
+
+
+@pytest.mark.parametrize("how", ["thread_deleted", "question_redacted"])
+def test_a_run_generating_when_its_content_is_erased_stops_and_keeps_nothing(acme, chat, how):
+    """Erased mid-answer (its thread deleted, or its question redacted, which leaves the
+    thread open to writes): the worker's next append is refused, so the stream is not made
+    again; the worker stops the model, stores no answer and ends the run ``cancelled``."""
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    chat.configure(chunk_delay=0.2)
+    aborted = chat.aborted_streams
+    thread = make_thread(acme.tenant)
+    run = respond(acme, thread, "k1", background=True).data
+    events = f"/api/v1/threads/{thread.public_id}/runs/{run['id']}/events"
+    head = sse(acme.client.get(events).streaming_content, stop_after=3)
+    assert [e["event"] for e in head] == ["turn", "token", "token"]
+
+    _erase(acme, thread, run, how)
+    ended = wait_for(
+        lambda: (r := RespondRun.objects.get(public_id=run["id"])).status != "streaming" and r,
+        timeout=20,
+    )
+    assert (ended.status, ended.error_code, ended.assistant_message_id) == (
+        "cancelled",
+        "erased",
+        None,
+    )
+    wait_for(lambda: chat.aborted_streams == aborted + 1, timeout=20)
+    # The worker has left its loop (it ended the run after it): nothing more can come.
+    assert not client.exists(run_keys(run["id"])[0])
+    assert stream_closed(run["id"])
+    assert not Message.objects.filter(thread=thread, role="assistant").exists()
+    assert len(chat.requests) == 1
