@@ -1026,6 +1026,8 @@ def run_cancel(*, run: RespondRun) -> None:
 #   is marked ``failed`` (``worker_lost``) instead.
 #
 # Either way the run ends complete, interrupted with its partial, or failed: never two answers.
+# A run whose content was erased since (its stream closed) is ended ``cancelled`` (``erased``):
+# nothing kept, nothing generated.
 #
 # A live worker is never taken for a dead one: it renews its lease from a heartbeat thread
 # (``_LeaseHeartbeat``), not only when chunks arrive. A run still in the broker's queue has
