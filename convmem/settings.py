@@ -446,8 +446,9 @@ CELERY_TASK_ROUTES = {
     "audit.execute_deletion_request": {"queue": "erasure"},
     "audit.expire_threads": {"queue": "erasure"},
     "respond.generate": {"queue": "generation"},
-    # Cheap, and on the queue whose workers exist wherever runs are generated.
-    "respond.take_over_orphaned_runs": {"queue": "generation"},
+    # Upkeep, on the upkeep queue: not behind long answers, and run even when every generation
+    # worker is busy or gone (when runs are orphaned, the generation workers may all be dead).
+    "respond.take_over_orphaned_runs": {"queue": "bulk"},
     "webhooks.deliver": {"queue": "webhooks"},
 }
 # Every queue, for a worker that consumes them all (`celery worker -Q ...`).

@@ -14,6 +14,12 @@ stream holds is final for that attempt: its partial text can be kept, and sequen
 stay unique.
 
 Redis holds the answer's text for the stream's lifetime, as the broker holds nothing else of it.
+Erasure (``streams_close``) deletes the stream and closes the fence in one step: every later
+append is refused (an append would create the stream again), and the worker, told so by the
+refusal, stops the model (``respond.services``).
+
+A run's keys share a Redis Cluster hash tag (``{run_…}``): the append script uses two of them,
+and a script's keys must be in one slot.
 """
 
 import json
@@ -53,16 +59,26 @@ def _redis() -> redis.Redis:
     return _client(settings.REDIS_URL)
 
 
+def run_keys(run_public_id: str) -> tuple[str, str, str]:
+    """The run's stream, cancel and fence keys, in one hash slot (the tag in braces)."""
+    return _stream(run_public_id), _cancel_key(run_public_id), _fence(run_public_id)
+
+
 def _stream(run_public_id: str) -> str:
-    return f"convmem:run:{run_public_id}:events"
+    return f"convmem:run:{{{run_public_id}}}:events"
 
 
 def _cancel_key(run_public_id: str) -> str:
-    return f"convmem:run:{run_public_id}:cancel"
+    return f"convmem:run:{{{run_public_id}}}:cancel"
 
 
 def _fence(run_public_id: str) -> str:
-    return f"convmem:run:{run_public_id}:attempt"
+    return f"convmem:run:{{{run_public_id}}}:attempt"
+
+
+# The fence of an erased run: above every attempt, so every append is refused, and no claim
+# lowers it (a fence is only raised). An exact integer in Lua's doubles.
+_FENCE_CLOSED = 2**53
 
 
 _APPEND = """
@@ -178,12 +194,27 @@ def cancel_requested(run_public_id: str) -> bool:
     return bool(_redis().exists(_cancel_key(run_public_id)))
 
 
-def streams_delete(run_public_ids: list[str]) -> None:
-    """Delete the runs' streams (the answers' text) and the keys beside them."""
-    keys = [
-        key
-        for run_public_id in run_public_ids
-        for key in (_stream(run_public_id), _cancel_key(run_public_id), _fence(run_public_id))
-    ]
-    if keys:
-        _redis().delete(*keys)
+_CLOSE = """
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SET', KEYS[3], ARGV[1], 'EX', ARGV[2])
+"""
+
+
+def streams_close(run_public_ids: list[str]) -> None:
+    """Delete the runs' streams (the answers' text) and cancel requests, and close their
+    fences, each run in one step (a script: an append lands before it, and is deleted, or
+    after it, and is refused). A closed fence holds no content and expires as the stream
+    would have (``CONVMEM_RUN_EVENTS_TTL``): a worker still generating meets it at its next
+    event, long before (a generation's time limit is 540 s)."""
+    pipe = _redis().pipeline(transaction=False)
+    for run_public_id in run_public_ids:
+        pipe.eval(
+            _CLOSE, 3, *run_keys(run_public_id), _FENCE_CLOSED, settings.CONVMEM_RUN_EVENTS_TTL
+        )
+    pipe.execute()
+
+
+def stream_closed(run_public_id: str) -> bool:
+    """Whether the run's stream was closed by an erasure (``streams_close``)."""
+    fence = _redis().get(_fence(run_public_id))
+    return fence is not None and int(fence) >= _FENCE_CLOSED

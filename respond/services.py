@@ -502,14 +502,16 @@ class _Answer:
         self.length = 0
         self.renew_every = settings.CONVMEM_RESPOND_LEASE_SECONDS / 3
         self.renew_at = monotonic() + self.renew_every
+        # Set by the worker before it closes the answer: the run's content was erased meanwhile.
+        self.erased = False
 
     def events(self) -> Iterator[Event]:
         # The turn and its input are stored: say so before waiting on the model.
         try:
             yield Started(run=self.run, replayed=False, resumed=self.answering.resumed)
         except GeneratorExit:
-            # Gone before the model was asked: nothing to keep; a retry with the key resumes.
-            _release(self.run, self.answering.attempt, code="client_disconnected")
+            # Closed before the model was asked: nothing to keep.
+            self._closed()
             return
         try:
             respond_model_open(self.answering)
@@ -532,8 +534,8 @@ class _Answer:
             self._store(MessageStatus.COMPLETE)
             yield Finished(run=self.run)
         except GeneratorExit:
-            # The client went away: keep what it was sent. (No yield is allowed here.)
-            self._store_interrupted(code="client_disconnected")
+            # No yield is allowed here.
+            self._closed()
         except ModelError as error:
             self._store_interrupted(code="model_unavailable")
             yield Failed(run=self.run, error=_api_error(error))
@@ -554,6 +556,15 @@ class _Answer:
             raise
         finally:
             self.stream.close()
+
+    def _closed(self) -> None:
+        """The answer was closed before its end: by a client that went away (what it was
+        sent is kept, as an interrupted answer), or by the worker because the run's content
+        was erased (``erased``: nothing is kept, the run ends ``cancelled``, ``erased``)."""
+        if self.erased:
+            _release(self.run, self.answering.attempt, code=RUN_ERASED, status=Status.CANCELLED)
+        else:
+            self._store_interrupted(code="client_disconnected")
 
     def _keep(self, text: str) -> str:
         """Add ``text`` to the answer up to ``CONVMEM_MAX_CONTENT_CHARS``; returns what was
@@ -693,6 +704,8 @@ _TAKEN_OVER = "A retry took this answer over; read the turn from the thread or r
 # only relay the stream, so a client that goes away costs nothing: the run goes on.
 
 GENERATE_TASK = "respond.generate"
+# The error of a run ended because its content was erased while it was generated.
+RUN_ERASED = "erased"
 # How often a worker looks for a cancel request, and records the sequence reached, while the
 # model streams (seconds).
 _POLL_SECONDS = 0.1
@@ -852,7 +865,8 @@ def respond_generate(
         run_events.event_append(run.public_id, event, attempt=attempt)
         return None
     seq = max(last_seq, run.seq)
-    answer = _Answer(answering).events()
+    generating = _Answer(answering)
+    answer = generating.events()
     # The first record waits its turn too: a write before the model is asked would delay the
     # first token (the stream holds the sequence meanwhile).
     record_at = monotonic() + _SEQ_RECORD_SECONDS
@@ -869,9 +883,15 @@ def respond_generate(
                 RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
                 record_at = monotonic() + _SEQ_RECORD_SECONDS
             if not run_events.event_append(run.public_id, run_event, attempt=attempt):
-                # Taken over (``orphans_take_over``): closing the answer stops the model, and
-                # it stores nothing, its claim being gone.
-                logger.warning("run %s attempt %s was taken over", run.public_id, attempt)
+                # Taken over (``orphans_take_over``), or erased: closing the answer stops the
+                # model, and it stores nothing (its claim is gone; or it was told).
+                generating.erased = run_events.stream_closed(run.public_id)
+                logger.warning(
+                    "run %s attempt %s was %s",
+                    run.public_id,
+                    attempt,
+                    "erased" if generating.erased else "taken over",
+                )
                 seq -= 1
                 break
     finally:
@@ -1006,6 +1026,8 @@ def run_cancel(*, run: RespondRun) -> None:
 #   is marked ``failed`` (``worker_lost``) instead.
 #
 # Either way the run ends complete, interrupted with its partial, or failed: never two answers.
+# A run whose content was erased since (its stream closed) is ended ``cancelled`` (``erased``):
+# nothing kept, nothing generated.
 #
 # A live worker is never taken for a dead one: it renews its lease from a heartbeat thread
 # (``_LeaseHeartbeat``), not only when chunks arrive. A run still in the broker's queue has
@@ -1101,6 +1123,10 @@ def _orphan_take_over(run: RespondRun) -> bool:
         return False
     run.attempt = attempt
     run_events.attempt_fence(run.public_id, attempt)
+    if run_events.stream_closed(run.public_id):
+        # Its content was erased (and its worker died): nothing to keep, nothing to generate.
+        _release(run, attempt, code=RUN_ERASED, status=Status.CANCELLED)
+        return True
     answering = Answering(
         run=run,
         thread=run.thread,

@@ -7,7 +7,9 @@ run twice (the service claims the attempt). Its time limits stay below the broke
 visibility timeout; a soft limit stops the model and stores the partial answer as interrupted.
 
 ``take_over_orphaned_runs`` (beat, every ``CONVMEM_RESPOND_TAKEOVER_SECONDS``) ends or requeues
-the runs whose generating worker died.
+the runs whose generating worker died. It runs on the upkeep queue (``bulk``), not on
+``generation``: there it would wait behind long answers, and never run once every generation
+worker is dead or busy.
 """
 
 from typing import Any

@@ -1,8 +1,11 @@
-"""Every setting the code reads from the environment is documented under docs/."""
+"""Every setting the code reads from the environment is documented under docs/, and every
+task route is the queue docs/operations.md gives it."""
 
 import ast
 import re
 from pathlib import Path
+
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ("convmem", "auditlog", "threads", "compaction", "usage", "respond", "audit")
@@ -64,3 +67,22 @@ def test_every_setting_read_from_the_environment_is_documented():
     documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", docs))
     assert {"DATABASE_URL", "CONVMEM_CHAT_TIMEOUT", "PORT"} <= read
     assert sorted(read - documented) == []
+
+
+def _queue_table() -> dict[str, str]:
+    """Task name -> queue, from the table of queues in docs/operations.md."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    table = text.split("| queue | tasks | why apart |", 1)[1].split("\n\n", 1)[0]
+    routes = {}
+    for row in table.splitlines()[2:]:
+        queue, tasks = row.split("|")[1:3]
+        for task in re.findall(r"`([a-z_]+\.[a-z_]+)`", tasks):
+            routes[task] = queue.strip().strip("`")
+    return routes
+
+
+def test_every_task_route_is_the_queue_the_docs_give_it():
+    routes = {task: route["queue"] for task, route in settings.CELERY_TASK_ROUTES.items()}
+    assert _queue_table() == routes
+    # Not behind long answers, nor waiting for a generation worker when they are all gone.
+    assert routes["respond.take_over_orphaned_runs"] == "bulk"

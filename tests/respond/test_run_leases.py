@@ -1,7 +1,6 @@
 """The lease of a run generated in a worker, against a real worker and the local streaming
 chat server, with 2-second leases; beat's takeover is a real ``celery beat`` (every second)
-while a worker consumes ``generation``, and is called as beat's task does while none does (it
-is routed to that queue).
+while a worker consumes its queue (``bulk``), and is called as beat's task does while none does.
 
 - A live worker keeps its lease while the model says nothing (a heartbeat thread renews it,
   not the chunks): a model silent for three leases is not taken over; one model call, one
@@ -11,18 +10,25 @@ is routed to that queue).
   re-attaches, and the worker that comes to it generates it (attempt 1). Past the queue's
   lease beat ends it ``failed`` (``run_expired_in_queue``) and a retry of the key queues it
   again; the first task, when it comes, does nothing.
+- The takeover runs on ``bulk``: a worker consuming only that queue, and no generation worker
+  at all (all dead), takes over a run whose worker died and keeps its partial answer; or,
+  when the run's question was erased since, keeps nothing and ends it ``cancelled``.
 
 And a task that comes before the request that queued it has committed (it is queued inside
 that transaction) waits for the commit and generates at once, without a retry.
 """
 
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.db import connection
+from django.utils import timezone
 
+from respond import events as run_events
 from respond.models import RespondRun
 from respond.tasks import take_over_orphaned_runs
 from tests.compaction.helpers import wait_for
@@ -190,3 +196,58 @@ def test_a_task_that_comes_before_its_request_commits_waits_for_the_commit(
     assert (ended.status, ended.attempt) == ("complete", 1)
     assert "Retry in" not in worker.output()
     _assert_one_answer_from_one_attempt(acme, thread, run["id"])
+
+
+def _run_of_a_dead_worker(acme, thread) -> dict[str, Any]:
+    """A run whose generation worker is dead, played by the rows and the stream: it started
+    (attempt 1) and streamed two tokens ("The parcel"), then its lease ran out."""
+    run = _post(acme, thread, "k1").data
+    RespondRun.objects.filter(public_id=run["id"]).update(
+        started_attempt=1, leased_until=timezone.now() - timedelta(seconds=1)
+    )
+    streamed = [
+        ("turn", {"resumed": False}),
+        ("token", {"text": "The "}),
+        ("token", {"text": "parcel"}),
+    ]
+    for seq, (name, data) in enumerate(streamed, start=1):
+        assert run_events.event_append(run["id"], run_events.RunEvent(seq, name, data), attempt=1)
+    return run
+
+
+def _taken_over_on_bulk_alone(chat, thread) -> RespondRun:
+    """Beat and a worker consuming ``bulk`` only (no generation worker: all dead), until the
+    thread's run ends."""
+    env = worker_env(chat)
+    try:
+        with start_worker(env, queues=["bulk"]), start_beat(env):
+            return _ended(thread)
+    finally:
+        # The first attempt's task, which no worker here consumes.
+        redis.Redis.from_url(django_settings.REDIS_URL).delete("generation")
+
+
+def test_a_worker_on_the_bulk_queue_alone_takes_a_dead_workers_run_over(acme, chat, settings: Any):
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    thread = make_thread(acme.tenant)
+    _run_of_a_dead_worker(acme, thread)
+    ended = _taken_over_on_bulk_alone(chat, thread)
+    assert (ended.status, ended.error_code, ended.attempt) == ("interrupted", "worker_lost", 2)
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [("The parcel", "interrupted")]
+    assert len(chat.requests) == 0
+
+
+def test_the_takeover_of_a_run_whose_question_was_erased_keeps_nothing(acme, chat, settings: Any):
+    """The erasure closed the dead worker's stream: the takeover neither keeps the partial
+    nor generates again; it ends the run ``cancelled`` (``erased``)."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    thread = make_thread(acme.tenant)
+    run = _run_of_a_dead_worker(acme, thread)
+    redact = f"/api/v1/threads/{thread.public_id}/messages/{run['user_message_id']}/redact"
+    assert acme.client.post(redact, {"reason": "pii"}, format="json").status_code == 200
+    ended = _taken_over_on_bulk_alone(chat, thread)
+    assert (ended.status, ended.error_code, ended.attempt) == ("cancelled", "erased", 2)
+    assert not Message.objects.filter(thread=thread, role="assistant").exists()
+    assert not run_events.events_all(run["id"])
+    assert len(chat.requests) == 0

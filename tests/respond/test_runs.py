@@ -14,9 +14,11 @@ import redis
 import requests
 from django.conf import settings as django_settings
 from django.utils import timezone
+from redis.crc import key_slot
 
 from audit.retention import retention_apply
 from audit.services import retention_policy_set
+from respond.events import run_keys, stream_closed
 from respond.models import RespondRun
 from tests.audit.conftest import OPERATOR
 from tests.compaction.helpers import wait_for
@@ -254,7 +256,15 @@ def test_with_redis_down_respond_is_503_and_writes_nothing(acme, chat):
 
 
 def _stream_key(run: RespondRun) -> str:
-    return f"convmem:run:{run.public_id}:events"
+    return run_keys(run.public_id)[0]
+
+
+def test_a_runs_keys_share_one_cluster_slot():
+    """The append script uses the stream and the fence, the erasure's script all three: on
+    Redis Cluster a script's keys must hash to one slot, so they share a hash tag."""
+    keys = run_keys("run_0123456789abcdef")
+    assert all("{run_0123456789abcdef}" in key for key in keys)
+    assert len({key_slot(key.encode()) for key in keys}) == 1
 
 
 def _answered_run(kit, thread, key: str) -> RespondRun:
@@ -301,3 +311,43 @@ def test_a_thread_is_erased_with_redis_down_and_its_streams_expire(acme, chat, s
     answer = Message.objects.get(pk=run.assistant_message_id)
     assert answer.erased_at is not None
     assert 0 < client.ttl(_stream_key(run)) <= django_settings.CONVMEM_RUN_EVENTS_TTL
+
+
+def _erase(kit, thread, run: dict[str, Any], how: str) -> None:
+    if how == "thread_deleted":
+        assert kit.client.delete(f"/api/v1/threads/{thread.public_id}").status_code == 200
+    else:
+        question = f"/api/v1/threads/{thread.public_id}/messages/{run['user_message_id']}/redact"
+        assert kit.client.post(question, {"reason": "pii"}, format="json").status_code == 200
+
+
+@pytest.mark.parametrize("how", ["thread_deleted", "question_redacted"])
+def test_a_run_generating_when_its_content_is_erased_stops_and_keeps_nothing(acme, chat, how):
+    """Erased mid-answer (its thread deleted, or its question redacted, which leaves the
+    thread open to writes): the worker's next append is refused, so the stream is not made
+    again; the worker stops the model, stores no answer and ends the run ``cancelled``."""
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    chat.configure(chunk_delay=0.2)
+    aborted = chat.aborted_streams
+    thread = make_thread(acme.tenant)
+    run = respond(acme, thread, "k1", background=True).data
+    events = f"/api/v1/threads/{thread.public_id}/runs/{run['id']}/events"
+    head = sse(acme.client.get(events).streaming_content, stop_after=3)
+    assert [e["event"] for e in head] == ["turn", "token", "token"]
+
+    _erase(acme, thread, run, how)
+    ended = wait_for(
+        lambda: (r := RespondRun.objects.get(public_id=run["id"])).status != "streaming" and r,
+        timeout=20,
+    )
+    assert (ended.status, ended.error_code, ended.assistant_message_id) == (
+        "cancelled",
+        "erased",
+        None,
+    )
+    wait_for(lambda: chat.aborted_streams == aborted + 1, timeout=20)
+    # The worker has left its loop (it ended the run after it): nothing more can come.
+    assert not client.exists(run_keys(run["id"])[0])
+    assert stream_closed(run["id"])
+    assert not Message.objects.filter(thread=thread, role="assistant").exists()
+    assert len(chat.requests) == 1
