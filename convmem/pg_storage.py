@@ -10,7 +10,7 @@ stored bytes). Indexes on random keys (the public ids) split in the middle whate
 setting and keep the default; so does the GIN index (``threads.search``).
 
 The setting governs splits from now on: pages written before keep their free tenth until the
-index is rebuilt (``REINDEX INDEX CONCURRENTLY``, ``docs/operations.md``). Changing it takes a
+index is rebuilt (``REINDEX INDEX CONCURRENTLY``, ``docs/upgrading.md``). Changing it takes a
 ``SHARE UPDATE EXCLUSIVE`` lock, which blocks neither reads nor writes. SQLite has no such
 setting. A later migration that rebuilds one of these indexes must set it again
 (``tests/convmem/test_pg_storage.py`` checks it after ``migrate``).

@@ -1,6 +1,6 @@
 """Messages: the indexes that only grow at their right edge fill their pages whole on
 PostgreSQL (``fillfactor = 100``, ``convmem.pg_storage``; issue 24, stored bytes). Existing
-pages are not rewritten (``docs/operations.md``); SQLite is unchanged."""
+pages are not rewritten (``docs/upgrading.md``); SQLite is unchanged."""
 
 from django.db import migrations
 
