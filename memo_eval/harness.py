@@ -12,8 +12,9 @@ memo alone. ``--inline`` writes the memos in this process instead (quicker, for 
 
     .venv/bin/python -m memo_eval.harness --split dev              # tuning
     .venv/bin/python -m memo_eval.harness --split heldout --json out.json   # the final report
+    .venv/bin/python -m memo_eval.harness --split fresh       # the second evaluator's set
 
-Tune only on ``dev``; ``heldout`` is for the report. The database is a scratch one
+Tune only on ``dev``; ``heldout`` and ``fresh`` are for the report. The database is a scratch one
 (``bench.bench_database``: PostgreSQL when ``DATABASE_URL`` names one, else SQLite in a
 temporary directory); the worker's broker is the Redis of ``REDIS_URL`` when given, else the
 filesystem broker in that directory.
@@ -37,7 +38,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 INDEPENDENT = Path(__file__).resolve().parent / "independent"
-DATA = INDEPENDENT / "memo_eval_data" / "data"
+# The splits: the first evaluator's dev (for tuning) and held-out, and a second evaluator's
+# ``fresh`` set (``memo_eval/fresh``), written later from the list of kinds and formats
+# alone, never looked at beyond its README and run only for reports.
+SPLITS = {
+    "dev": INDEPENDENT / "memo_eval_data" / "data" / "dev.jsonl",
+    "heldout": INDEPENDENT / "memo_eval_data" / "data" / "heldout.jsonl",
+    "fresh": Path(__file__).resolve().parent / "fresh" / "fresh.jsonl",
+}
 WORKER_READY_TIMEOUT = 90.0
 DRAIN_TIMEOUT = 300.0
 
@@ -280,7 +288,7 @@ def format_report(summary: dict[str, Any], *, title: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
+    parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
     parser.add_argument("--conversation", action="append", help="only this id (repeatable)")
     parser.add_argument("--window", type=int, default=8192)
     parser.add_argument("--reserve", type=int, default=1024)
@@ -297,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _evaluate(args: argparse.Namespace, database: str) -> int:
     score = scorer()
-    conversations = score.load(DATA / f"{args.split}.jsonl")
+    conversations = score.load(SPLITS[args.split])
     if args.conversation:
         conversations = [c for c in conversations if c["id"] in set(args.conversation)]
     results: list[ConversationResult] = []
