@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import IntegerField, Q, QuerySet
+from django.db.models import IntegerField, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
@@ -581,11 +581,14 @@ def assembly_blobs(assembly: AssemblyRecord, hashes: Sequence[str]) -> dict[str,
     """The content blobs of ``assembly``'s thread by hash (texts opened): the ones stored under
     its subject's key (encryption on), else the tenant's stored in clear. Blobs under a key
     destroyed since are never read (they were erased, or no key opens them)."""
-    key_id = Thread.objects.filter(pk=assembly.thread_id).values_list("data_key_id", flat=True)
-    scopes = {"", key_id.first() or ""}
+    if not hashes:
+        return {}
+    key_id = Thread.objects.filter(pk=assembly.thread_id).values("data_key_id")
     found: dict[str, ContentBlob] = {}
-    for blob in ContentBlob.objects.filter(
-        tenant_id=assembly.tenant_id, key_id__in=scopes, sha256__in=hashes
-    ).order_by("key_id"):
+    for blob in (
+        ContentBlob.objects.filter(tenant_id=assembly.tenant_id, sha256__in=hashes)
+        .filter(Q(key_id="") | Q(key_id=Subquery(key_id)))
+        .order_by("key_id")
+    ):
         found[blob.sha256] = blob  # "" sorts first: the subject's, read last, wins
     return found
