@@ -5,8 +5,10 @@ marked ``postgres`` (row locks, concurrent transactions) run too. ``CONVMEM_REQU
 (set by ``.ci/run``) turns a missing PostgreSQL or Redis into a failure instead of a skip.
 """
 
+import gc
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import count
 from typing import Any
@@ -67,6 +69,25 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but DATABASE_URL is not PostgreSQL")
     if REQUIRE_SERVICES and not os.environ.get("REDIS_URL"):
         raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but REDIS_URL is not set")
+
+
+# CPython up to 3.11 can free a context's variables while ``ContextVar.set`` is still reading
+# them, when the set allocates, the allocation starts a garbage collection, and a finalizer run
+# by that collection sets a context variable itself (python/cpython#148891: a use-after-free,
+# seen as a segmentation fault; 3.12's collector no longer runs there). Django's test client
+# leaves such finalizers behind: a streaming response never read to its end is closed when its
+# iterator is collected, and closing it sends ``request_finished``, whose handler sets the
+# URLconf context variable. The test session crashed so three times in ``set_urlconf`` under
+# ``request_finished``, in different tests. Collecting after every test finalizes what a test
+# left behind at a point where no variable is being set.
+_COLLECTS_INSIDE_CONTEXT_VAR_SET = sys.version_info < (3, 12)
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_between_tests() -> Iterator[None]:
+    yield
+    if _COLLECTS_INSIDE_CONTEXT_VAR_SET:
+        gc.collect()
 
 
 @pytest.fixture(autouse=True)
