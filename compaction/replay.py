@@ -93,12 +93,17 @@ def _reason(texts: _Texts) -> str:
 
 
 def assembly_replay(
-    *, assembly: AssemblyRecord, items: list[dict[str, Any]] | None = None
+    *,
+    assembly: AssemblyRecord,
+    items: list[dict[str, Any]] | None = None,
+    rendered: list[dict[str, Any]] | None = None,
 ) -> Replay:
     """Rebuild ``assembly``'s model input now; see the module docstring. ``items``: its items
     expanded (``Assembly.items``), from whoever assembled it; they spare the two reads that
     expand the record's runs (the texts are read now all the same). Items that are not the
-    record's cannot pass for them: the rebuilt input's hash would differ."""
+    record's cannot pass for them: the rebuilt input's hash would differ. ``rendered``: the
+    input as whoever assembled it rendered it; taken as it is, with nothing read, when its hash
+    is the record's (else the input is rebuilt as without it)."""
     try:
         check_version_known(assembly.assembler_version)
     except UnknownCuratorVersion:
@@ -109,6 +114,15 @@ def assembly_replay(
             replayed_hash="",
             matches=False,
             reason=f"unknown assembler version {assembly.assembler_version!r}",
+        )
+    if rendered is not None and rendered_hash(rendered) == assembly.rendered_hash:
+        return Replay(
+            assembly_id=assembly.public_id,
+            messages=rendered,
+            rendered_hash=assembly.rendered_hash,
+            replayed_hash=assembly.rendered_hash,
+            matches=True,
+            reason=None,
         )
     if items is None:
         items = assembly_items(assembly)

@@ -13,8 +13,10 @@ the fence, the worker it took the run from (late, not dead) can add nothing, and
 stream holds is final for that attempt: its partial text can be kept, and sequence numbers
 stay unique.
 
-Redis holds the answer's text for the stream's lifetime, as the broker holds nothing else of it.
-Erasure (``streams_close``) deletes the stream and closes the fence in one step: every later
+Redis holds the answer's text for the stream's lifetime, and the model input a request handed
+over to the worker until the worker takes it (``input_hand_over``); the broker's messages
+hold ids only. Erasure (``streams_close``) deletes the stream and the handed input and closes
+the fence in one step: every later
 append is refused (an append would create the stream again), and the worker, told so by the
 refusal, stops the model (``respond.services``).
 
@@ -59,9 +61,15 @@ def _redis() -> redis.Redis:
     return _client(settings.REDIS_URL)
 
 
-def run_keys(run_public_id: str) -> tuple[str, str, str]:
-    """The run's stream, cancel and fence keys, in one hash slot (the tag in braces)."""
-    return _stream(run_public_id), _cancel_key(run_public_id), _fence(run_public_id)
+def run_keys(run_public_id: str) -> tuple[str, str, str, str]:
+    """The run's stream, cancel, fence and handed-input keys, in one hash slot (the tag in
+    braces)."""
+    return (
+        _stream(run_public_id),
+        _cancel_key(run_public_id),
+        _fence(run_public_id),
+        _input_key(run_public_id),
+    )
 
 
 def _stream(run_public_id: str) -> str:
@@ -74,6 +82,10 @@ def _cancel_key(run_public_id: str) -> str:
 
 def _fence(run_public_id: str) -> str:
     return f"convmem:run:{{{run_public_id}}}:attempt"
+
+
+def _input_key(run_public_id: str) -> str:
+    return f"convmem:run:{{{run_public_id}}}:input"
 
 
 # The fence of an erased run: above every attempt, so every append is refused, and no claim
@@ -129,16 +141,50 @@ def _seq_of(last: list[Any]) -> int:
     return int(last[0][0].split(b"-")[0]) if last else 0
 
 
-def attempt_start(run_public_id: str, attempt: int) -> tuple[bool, int]:
-    """``attempt_fence``, then (whether a cancel was requested, ``last_seq``), in one round
-    trip (the commands run in this order): what a worker that has just claimed ``attempt``
-    needs before its first event."""
+def input_hand_over(run_public_id: str, messages: list[dict[str, Any]]) -> None:
+    """Keep the model input the request rendered for the worker that will generate the run
+    (``attempt_start`` takes it), so that worker reads no text from the database before its
+    first token. It lives as long as a queued run (``CONVMEM_RESPOND_QUEUE_SECONDS``) and is
+    deleted by an erasure of the run (``streams_close``) or of any of its thread's content
+    (``inputs_withdraw``): the broker's message carries ids only, this key the text."""
+    _redis().set(
+        _input_key(run_public_id),
+        json.dumps(messages, separators=(",", ":")),
+        ex=settings.CONVMEM_RESPOND_QUEUE_SECONDS,
+    )
+
+
+def inputs_withdraw(run_public_ids: list[str]) -> None:
+    """Delete the inputs handed over for these runs (a worker that finds none rebuilds the
+    input from the database, as it now stands)."""
+    _redis().delete(*(_input_key(run_public_id) for run_public_id in run_public_ids))
+
+
+@dataclass(frozen=True)
+class AttemptStart:
+    """What a worker that has just claimed an attempt needs before its first event."""
+
+    cancelled: bool
+    last_seq: int
+    # The input handed over by the request (``input_hand_over``), taken: None when there was
+    # none (a takeover, an expired or withdrawn one).
+    handed_input: list[dict[str, Any]] | None
+
+
+def attempt_start(run_public_id: str, attempt: int) -> AttemptStart:
+    """``attempt_fence``, then whether a cancel was requested, ``last_seq`` and the handed
+    input (deleted as it is read), in one round trip (the commands run in this order)."""
     pipe = _redis().pipeline(transaction=False)
     pipe.eval(_RAISE_FENCE, 1, _fence(run_public_id), attempt, settings.CONVMEM_RUN_EVENTS_TTL)
     pipe.exists(_cancel_key(run_public_id))
     pipe.xrevrange(_stream(run_public_id), count=1)
-    _, cancelled, last = pipe.execute()
-    return bool(cancelled), _seq_of(last)
+    pipe.getdel(_input_key(run_public_id))
+    _, cancelled, last, handed = pipe.execute()
+    return AttemptStart(
+        cancelled=bool(cancelled),
+        last_seq=_seq_of(last),
+        handed_input=json.loads(handed) if handed is not None else None,
+    )
 
 
 def events_after(run_public_id: str, seq: int, *, block_ms: int = READ_BLOCK_MS) -> list[RunEvent]:
@@ -195,21 +241,21 @@ def cancel_requested(run_public_id: str) -> bool:
 
 
 _CLOSE = """
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[4])
 redis.call('SET', KEYS[3], ARGV[1], 'EX', ARGV[2])
 """
 
 
 def streams_close(run_public_ids: list[str]) -> None:
-    """Delete the runs' streams (the answers' text) and cancel requests, and close their
-    fences, each run in one step (a script: an append lands before it, and is deleted, or
-    after it, and is refused). A closed fence holds no content and expires as the stream
+    """Delete the runs' streams (the answers' text), handed inputs and cancel requests, and
+    close their fences, each run in one step (a script: an append lands before it, and is
+    deleted, or after it, and is refused). A closed fence holds no content and expires as the stream
     would have (``CONVMEM_RUN_EVENTS_TTL``): a worker still generating meets it at its next
     event, long before (a generation's time limit is 540 s)."""
     pipe = _redis().pipeline(transaction=False)
     for run_public_id in run_public_ids:
         pipe.eval(
-            _CLOSE, 3, *run_keys(run_public_id), _FENCE_CLOSED, settings.CONVMEM_RUN_EVENTS_TTL
+            _CLOSE, 4, *run_keys(run_public_id), _FENCE_CLOSED, settings.CONVMEM_RUN_EVENTS_TTL
         )
     pipe.execute()
 

@@ -1,24 +1,30 @@
 """What a generation worker sends to the database before the first token of a first attempt:
-the claim (behind the commit of the request that queued it), the run, the input's texts.
+the claim (behind the commit of the request that queued it) and the run; the input's texts
+only when the input the request rendered was not handed over (or was withdrawn since).
 
 The worker's service runs in this process (as its task would: the run's id and attempt, the
-items and thread the request handed over), so its statements can be counted; the run is
-queued through the API with no worker consuming the queue.
+items, thread and run id the request handed over), so its statements can be counted; the run
+is queued through the API with no worker consuming the queue.
 """
 
+import json
 from typing import Any
 
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from compaction.rendering import rendered_hash
 from compaction.selectors import assembly_items
 from respond import events as run_events
 from respond import services
+from respond.events import run_keys, stream_closed
 from respond.models import RespondRun
 from tests.conftest import make_thread
 from tests.respond.conftest import REPLY
+from threads.models import Message, Role
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -26,9 +32,11 @@ pytestmark = [
 ]
 
 # The claim (one query string on PostgreSQL: the wait for the request's commit and the
-# claim), the run with its thread, turn and input record, and the input's texts: the
-# messages and the stored texts (the system prompt; memos too once the thread has one).
-BUDGET = 4
+# claim) and the run with its thread, turn and input record.
+BUDGET = 2
+# Without the handed input: the input's texts as well, the messages and the stored texts (the
+# system prompt; memos too once the thread has one).
+BUDGET_REBUILT = 4
 
 
 def queued_run(kit, thread) -> RespondRun:
@@ -42,12 +50,14 @@ def queued_run(kit, thread) -> RespondRun:
     return RespondRun.objects.select_related("assembly").get(public_id=response.data["id"])
 
 
-def test_a_first_attempt_reaches_its_first_token_in_a_handful_of_statements(
-    acme, chat, settings: Any, monkeypatch
-):
-    settings.CONVMEM_RESPOND_IN_WORKER = True
-    thread = make_thread(acme.tenant, turns=6)
-    run = queued_run(acme, thread)
+def handed_input(run: RespondRun) -> list[dict[str, Any]] | None:
+    handed = redis.Redis.from_url(django_settings.REDIS_URL).get(run_keys(run.public_id)[3])
+    return None if handed is None else json.loads(handed)
+
+
+def generated(run: RespondRun, monkeypatch) -> list[str]:
+    """Run the worker's service on ``run`` as its task would; the statements it sent before
+    its first token."""
     items = assembly_items(run.assembly)  # what the request hands the task
     before_first_token: list[str] = []
     append = run_events.event_append
@@ -59,16 +69,81 @@ def test_a_first_attempt_reaches_its_first_token_in_a_handful_of_statements(
 
     monkeypatch.setattr(run_events, "event_append", observed_append)
     with CaptureQueriesContext(connection) as captured:
-        services.respond_generate(run_id=run.pk, attempt=1, items=items, thread_id=thread.pk)
-
+        services.respond_generate(
+            run_id=run.pk,
+            attempt=1,
+            items=items,
+            thread_id=run.thread_id,
+            run_public_id=run.public_id,
+        )
     run.refresh_from_db()
     assert run.status == RespondRun.Status.COMPLETE
     assert run.assistant_message.content == REPLY
     assert before_first_token, "no token was appended"
+    return before_first_token
+
+
+def test_the_request_hands_the_worker_the_input_it_rendered(acme, chat, settings: Any):
+    """Beside the task (which carries ids only), in the run's own key: the input as recorded,
+    kept no longer than a queued run waits."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    run = queued_run(acme, make_thread(acme.tenant, turns=4))
+    handed = handed_input(run)
+    assert handed is not None
+    assert rendered_hash(handed) == run.assembly.rendered_hash
+    assert handed[-1] == {"role": "user", "content": "Where is my order?"}
+    ttl = redis.Redis.from_url(django_settings.REDIS_URL).ttl(run_keys(run.public_id)[3])
+    assert 0 < ttl <= settings.CONVMEM_RESPOND_QUEUE_SECONDS
+
+
+def test_a_first_attempt_reaches_its_first_token_in_a_handful_of_statements(
+    acme, chat, settings: Any, monkeypatch
+):
+    """With the handed input, the worker reads no text: the claim and the run. It takes the
+    input: no copy is left in Redis."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    run = queued_run(acme, make_thread(acme.tenant, turns=6))
+    before_first_token = generated(run, monkeypatch)
+
     assert len(before_first_token) <= BUDGET, before_first_token
+    assert not any('FROM "threads_message"' in sql for sql in before_first_token)
+    assert handed_input(run) is None
+    assert chat.requests[-1].body["messages"][-1]["content"] == "Where is my order?"
     if connection.vendor == "postgresql":
         # The commit wait and the claim are one round trip: no transaction of their own.
         lock, claim = before_first_token[0].split("FOR NO KEY UPDATE")
         assert "threads_thread" in lock
         assert 'UPDATE "respond_respondrun"' in claim
         assert not any(sql.startswith("BEGIN") for sql in before_first_token)
+
+
+def test_without_the_handed_input_the_worker_rebuilds_it(acme, chat, settings, monkeypatch):
+    """Withdrawn (an erasure in the thread) or expired: the input is rebuilt from its record,
+    as it now stands, in a few more statements."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    run = queued_run(acme, make_thread(acme.tenant, turns=6))
+    run_events.inputs_withdraw([run.public_id])
+    before_first_token = generated(run, monkeypatch)
+
+    assert len(before_first_token) <= BUDGET_REBUILT, before_first_token
+    assert any('FROM "threads_message"' in sql for sql in before_first_token)
+    assert chat.requests[-1].body["messages"][-1]["content"] == "Where is my order?"
+
+
+def test_an_erasure_in_the_thread_withdraws_the_handed_input(acme, chat, settings, monkeypatch):
+    """The handed input holds older messages of the thread: redacting one of them deletes it
+    (the run goes on; its worker rebuilds the input, with the redacted text erased)."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    thread = make_thread(acme.tenant, turns=4)
+    old = Message.objects.filter(thread=thread, role=Role.USER).order_by("pk").first()
+    run = queued_run(acme, thread)
+    assert handed_input(run) is not None
+
+    redact = f"/api/v1/threads/{thread.public_id}/messages/{old.public_id}/redact"
+    assert acme.client.post(redact, {"reason": "pii"}, format="json").status_code == 200
+    assert handed_input(run) is None
+    assert not stream_closed(run.public_id)  # not the run's own question: it goes on
+
+    generated(run, monkeypatch)
+    sent = json.dumps(chat.requests[-1].body["messages"])
+    assert old.content not in sent
