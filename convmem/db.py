@@ -80,3 +80,40 @@ def rows_insert(inserts: Sequence[Insert]) -> None:
         for row, key in zip(inserts[returning].rows, keys, strict=True):
             row.pk = key
             row._state.adding = False
+
+
+def statements_execute(cursor: Any, sql: str, params: Sequence[Any]) -> None:
+    """Send ``sql``, a query string of several statements, with ``params``, in one round trip.
+    On PostgreSQL the parameters are bound here, client-side (psycopg's ``mogrify``): with
+    server-side binding (``PG_SERVER_SIDE_BINDING``) the server refuses parameters in a
+    string of several statements, and such a string is never prepared anyway."""
+    if connection.vendor == "postgresql":
+        cursor.execute(connection.ops.compose_sql(sql, params))
+    else:
+        cursor.execute(sql, params)
+
+
+def row_insert_unflushed(row: Model) -> None:
+    """Insert ``row`` in a transaction of its own (outside any), whose commit does not wait
+    for the write-ahead log to reach the disk: on PostgreSQL ``synchronous_commit`` is off for
+    that one transaction, in the same round trip; elsewhere a plain insert.
+
+    Only for a row whose loss in a database crash is harmless because whatever depends on it
+    commits after it, durably, and a durable commit flushes the log up to itself, this row
+    included: an idempotency key's claim. A flush costs about as much as the insert, or several
+    times more on a busy disk."""
+    if connection.in_atomic_block:
+        # The setting would be the enclosing transaction's, and its commit not durable.
+        raise RuntimeError("row_insert_unflushed runs outside any transaction")
+    if connection.vendor != "postgresql":
+        row.save(force_insert=True)
+        return
+    sql, params = _insert_sql(Insert(rows=[row], returning=True))
+    with connection.cursor() as cursor:
+        statements_execute(
+            cursor, f"SELECT set_config('synchronous_commit', 'off', true); {sql}", params
+        )
+        cursor.nextset()
+        row.pk = cursor.fetchone()[0]
+    row._state.adding = False
+    row._state.db = connection.alias

@@ -39,6 +39,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from convmem.api import IDEMPOTENCY_HEADER, REPLAYED_HEADER, tenant_of
+from convmem.db import row_insert_unflushed
 from convmem.errors import (
     IdempotencyKeyInFlight,
     IdempotencyKeyInvalid,
@@ -159,12 +160,16 @@ def _claim(
 def _claim_insert(
     *, tenant: Tenant, key: str, fingerprint: str, thread: Thread | None
 ) -> IdempotencyRecord:
-    """Insert the in-flight row (step 1). Outside a transaction it is one statement that
-    commits on its own (not BEGIN, INSERT, COMMIT: two round trips fewer before the write);
-    inside one, a savepoint keeps a duplicate key from aborting the caller's."""
+    """Insert the in-flight row (step 1). Outside a transaction it commits on its own in one
+    round trip (not BEGIN, INSERT, COMMIT: two fewer before the write), without waiting for
+    the log flush: the write it guards commits durably after it, and so flushes it too; a
+    crash before that loses the claim with the request (``row_insert_unflushed``). Inside a
+    transaction, a savepoint keeps a duplicate key from aborting the caller's."""
     fields = {"tenant": tenant, "key": key, "request_hash": fingerprint, "thread": thread}
     if not transaction.get_connection().in_atomic_block:
-        return IdempotencyRecord.objects.create(**fields)
+        record = IdempotencyRecord(**fields)
+        row_insert_unflushed(record)
+        return record
     with transaction.atomic():
         return IdempotencyRecord.objects.create(**fields)
 

@@ -2,8 +2,11 @@
 
 from datetime import timedelta
 
+import pytest
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from convmem.db import row_insert_unflushed
 from tests.conftest import make_thread
 from tests.threads.helpers import Rows, edit_url, error_of, messages_url, post
 from threads.idempotency import idempotency_records_purge, request_fingerprint, run_idempotent
@@ -216,3 +219,34 @@ def test_perform_is_given_the_keys_record_in_flight(acme):
     assert outcome.status == 201
     assert seen == [("rec-1", IdempotencyRecord.Status.IN_FLIGHT, acme.tenant.pk)]
     assert IdempotencyRecord.objects.get(key="rec-1").status == IdempotencyRecord.Status.COMPLETED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_claim_commits_on_its_own_and_the_write_it_guards_stays_durable(acme):
+    """Outside a transaction the claim commits at once (another request sees it), without
+    waiting for the log flush on PostgreSQL; that setting is the claim's transaction's only:
+    the write it guards commits durably (and flushes the claim with it)."""
+    seen = []
+
+    def perform(record):
+        seen.append(IdempotencyRecord.objects.filter(pk=record.pk).exists())
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW synchronous_commit")
+                seen.append(cursor.fetchone()[0])
+        return 201, {"ok": True}, None
+
+    outcome = run_idempotent(
+        tenant=acme.tenant, key="durable-1", fingerprint="f", thread=None, perform=perform
+    )
+
+    assert outcome.status == 201
+    assert seen[0] is True
+    if connection.vendor == "postgresql":
+        assert seen[1] == "on"
+    record = IdempotencyRecord.objects.get(key="durable-1")
+    assert (record.status, record.attempt) == (IdempotencyRecord.Status.COMPLETED, 1)
+    with pytest.raises(IntegrityError):
+        row_insert_unflushed(IdempotencyRecord(tenant=acme.tenant, key="durable-1"))
+    with pytest.raises(RuntimeError), transaction.atomic():
+        row_insert_unflushed(IdempotencyRecord(tenant=acme.tenant, key="durable-2"))
