@@ -107,6 +107,14 @@ else:
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
         "PGBOUNCER_TRANSACTION_POOLING", default=False
     )
+    # Parameters bound by the server, so psycopg prepares a statement the connection has run
+    # a few times (``prepare_threshold``, 5) and PostgreSQL stops planning it again every turn.
+    # Prepared statements belong to a server connection, which PgBouncer in transaction mode
+    # swaps between transactions (before 1.21 it cannot track them): none are prepared there.
+    if env.bool("PG_SERVER_SIDE_BINDING", default=True):
+        DATABASES["default"]["OPTIONS"] = {"server_side_binding": True}
+        if DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"]:
+            DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

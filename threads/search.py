@@ -47,6 +47,7 @@ from django.db.models import BooleanField, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 
 from convmem import blind_index, crypto
+from convmem.db import statements_execute
 from convmem.models import Tenant
 from threads.models import Message, Role, Thread
 
@@ -370,7 +371,7 @@ def thread_term_hits(
             # them all and compute every document, for each word. Only the index is worth it,
             # so sequential scans are off for the rest of the transaction (context assembly's:
             # what follows reads by primary key and writes), set in the same round trip.
-            cursor.execute(f"SET LOCAL enable_seqscan = off; {sql}", params)
+            statements_execute(cursor, f"SET LOCAL enable_seqscan = off; {sql}", params)
             cursor.nextset()
         else:
             cursor.execute(sql, params)

@@ -23,7 +23,7 @@ from rest_framework.exceptions import NotFound
 from auditlog.events import Actor, audit_event_build, audit_event_record
 from auditlog.models import AuditEvent
 from convmem.crypto import encryption_enabled, subject_key_id
-from convmem.db import row_values
+from convmem.db import row_values, statements_execute
 from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
 from convmem.pricing import usage_cost
@@ -455,7 +455,7 @@ def _append_with_ctes(
         role,
     ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        statements_execute(cursor, sql, params)
         cursor.nextset()
         row = cursor.fetchone()
     return row
