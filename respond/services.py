@@ -47,6 +47,7 @@ from auditlog.events import Actor
 from compaction.context import Assembly, RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord
 from compaction.replay import assembly_replay
+from convmem.db import statements_execute
 from convmem.errors import (
     AnswerTooLong,
     ApiError,
@@ -777,9 +778,12 @@ def _claim(run_id: int, attempt: int) -> bool:
 # ``_claim`` behind the thread row lock, as one query string (one transaction, one round trip):
 # the lock waits for the request that queued a first attempt to commit (see
 # ``_request_commit_wait``), for at most ``_COMMIT_WAIT_SECONDS`` (``set_config`` local to that
-# transaction), and the claim then sees its run.
+# transaction), and the claim then sees its run. Its commit does not wait for the log flush
+# (before the first token): a database crash within the flush delay (a fraction of a second)
+# loses the claim, and a takeover asks the model again, but this worker, its connection gone,
+# stores nothing: never two answers.
 _CLAIM_AFTER_COMMIT = """
-SELECT set_config('lock_timeout', %s, true);
+SELECT set_config('lock_timeout', %s, true), set_config('synchronous_commit', 'off', true);
 SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
 UPDATE {run} SET started_attempt = %s, leased_until = %s, updated_at = %s
 WHERE id = %s AND attempt = %s AND status = %s AND started_attempt < %s
@@ -810,7 +814,7 @@ def _claim_after_commit(run_id: int, attempt: int, thread_id: int) -> bool:
     ]
     try:
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            statements_execute(cursor, sql, params)
             cursor.nextset()
             cursor.nextset()
             return cursor.fetchone() is not None
