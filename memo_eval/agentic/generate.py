@@ -1936,8 +1936,41 @@ DOMAIN_SHAPES = {
 }
 
 
-def tool_output(r, dom, embeds):
-    out = r.choice(DOMAIN_SHAPES[dom])(r, dom, embeds)
+# the shapes a given tool plausibly returns (tools not listed use the domain's mix)
+TOOL_SHAPES = {
+    "read_file": [shape_yaml, shape_json, shape_diff],
+    "run_shell": [shape_log, shape_grep, shape_table],
+    "run_tests": [shape_pytest],
+    "git_log": [shape_grep, shape_log],
+    "git_diff": [shape_diff],
+    "git_blame": [shape_grep],
+    "search_code": [shape_grep],
+    "ci_logs": [shape_log, shape_pytest],
+    "create_note": [shape_json],
+    "run_sql": [shape_sqlres, shape_table],
+    "notebook_cell": [shape_table, shape_sqlres, shape_log],
+    "describe_table": [shape_table, shape_yaml],
+    "chart_render": [shape_json, shape_yaml],
+    "catalog_search": [shape_json, shape_table],
+    "save_note": [shape_json],
+    "kubectl": [shape_kubectl, shape_yaml, shape_table],
+    "logs_query": [shape_log],
+    "metrics_query": [shape_json, shape_table],
+    "cloud_cli": [shape_table, shape_json],
+    "ticket_get": [shape_json, shape_table],
+    "ticket_update": [shape_json],
+    "oncall_lookup": [shape_table, shape_json],
+    "web_search": [shape_search],
+    "fetch_url": [shape_html],
+    "citations": [shape_json, shape_table],
+    "flight_search": [shape_table, shape_json, shape_html],
+    "hotel_search": [shape_html, shape_table, shape_json],
+    "shop_search": [shape_html, shape_search, shape_table],
+}
+
+
+def tool_output(r, dom, embeds, name=None):
+    out = r.choice(TOOL_SHAPES.get(name) or DOMAIN_SHAPES[dom])(r, dom, embeds)
     while words(out) < 60:
         out += "\n" + shape_log(r, dom, [])
     return out
@@ -2305,7 +2338,7 @@ class Builder:
         calls = [self.random_call(title) for _ in range(size - 3)]
         self.asst(self.fmt(r.choice(A_CHECK_CALL), title=title), calls)
         for c in calls:
-            self.tool(c, tool_output(r, self.dom, []))
+            self.tool(c, tool_output(r, self.dom, [], c["name"]))
         self.asst(self.fmt(r.choice(A_CHECK_AFTER), title=title))
 
     def intro(self, f, title):
@@ -2331,7 +2364,9 @@ class Builder:
             key = slug(label)
             idx = None
             for j, c in enumerate(calls):
-                t = self.tool(c, tool_output(r, self.dom, [(key, v)] if j == hit else []))
+                t = self.tool(
+                    c, tool_output(r, self.dom, [(key, v)] if j == hit else [], c["name"])
+                )
                 if j == hit:
                     idx = t
             self.asst(self.fmt(r.choice(A_AFTER_TOOL), title=title, label=label, key=key))
@@ -2341,7 +2376,7 @@ class Builder:
         name, argk, tpl = r.choice(self.D["arg_tools"])
         c = self.call(name, {argk: tpl.format(v=v, label=label, title=title), "case": f["case"]})
         i = self.asst(self.fmt(r.choice(A_CALL_ARGS), title=title, label=label), [c])
-        self.tool(c, tool_output(r, self.dom, []))
+        self.tool(c, tool_output(r, self.dom, [], c["name"]))
         self.asst(self.fmt(r.choice(A_AFTER_ARGS), title=title, label=label))
         return i
 
