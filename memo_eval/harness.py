@@ -124,7 +124,10 @@ def run_conversation(
 
     score = scorer()
     actor = Actor.system("memo-eval")
-    tenant, _, _ = tenant_create(name=f"eval-{conversation['id']}-{uuid.uuid4().hex[:6]}")
+    # The tenant's name (and its key's, which adds " default") must fit 50 characters: the
+    # agentic set's ids are long ("agentic-research_assistant_agent-heldout-1").
+    name = f"eval-{conversation['id'][-28:]}-{uuid.uuid4().hex[:6]}"
+    tenant, _, _ = tenant_create(name=name)
     thread = services.thread_create(tenant=tenant, actor=actor, user_ref=conversation["id"])
     indices = set(score.evaluation_indices(conversation))
     result = ConversationResult(conversation["id"], conversation["domain"])
