@@ -55,6 +55,7 @@ from compaction.backends.salience import (
     STRONG,
     WEAK,
     Statement,
+    form,
     shape,
     skeleton,
     statements,
@@ -276,10 +277,20 @@ def _repeat_counts(lines: Sequence[Line], by_message: Sequence[list[Statement]])
     counts: dict[str, int] = {}
     for item in items:
         keys = {skeleton(item.text), *_grams(item.text)}
+        if _from_tool(item):
+            keys.add(_form_key(item.text))
         keys |= {_value_key(anchor) for anchor in item.anchors}
         for key in keys:
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def _from_tool(item: Statement | Line) -> bool:
+    return item.role == "tool" or item.text.startswith("[called ")
+
+
+def _form_key(text: str) -> str:
+    return "\x01" + form(text)
 
 
 def _value_key(anchor: str) -> str:
@@ -294,8 +305,10 @@ def _grams(text: str) -> set[str]:
 def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
     """A tool line or call of a repeated template, or a thin statement (no value of its own
     beyond a weak one) most of whose word 4-grams are said elsewhere too."""
-    if item.role == "tool" or item.text.startswith("[called "):
+    if item.text.startswith("[called "):
         return skeleton(item.text) in repeated
+    if item.role == "tool":
+        return skeleton(item.text) in repeated or _form_key(item.text) in repeated
     if _weight(item) > MEDIUM:
         return False
     if any(_value_key(anchor) not in repeated for anchor in item.anchors):
