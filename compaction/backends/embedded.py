@@ -192,7 +192,10 @@ class EmbeddedBackend:
         repeated = {key for key, count in counts.items() if count >= REPEATS}
         often = {key for key, count in counts.items() if count > REPEATS}
         memo.forget(repeated, often)
-        for found in by_message:
+        later = _later_words(messages)
+        for found, after in zip(by_message, later, strict=True):
+            if after is not None:
+                found = _turned_to(found, after, repeated)
             for statement in worth_keeping(found, repeated, often):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
@@ -221,6 +224,73 @@ class EmbeddedBackend:
         if [line.render() for line in folded.lines] == before:
             return memo
         return fit_memo(folded.lines, count_tokens(memo) + len(folded.lines) + 1)
+
+
+# A line of a tool's output that reports a failure: kept whether or not the conversation
+# names it (what failed, and how, is what the next turns work on).
+FAILURE = re.compile(r"\w(?:Error|Exception)\b|\b(?:FAILED|FAIL|ERROR|FATAL|Traceback|panic)\b")
+# Words a label of a tool's output is read from (its last ones, before the value).
+LABEL_WORDS = 4
+
+
+def _spelled(text: str) -> str:
+    """``text`` in lower case with joined words written apart ("code_freeze_date",
+    "codeFreezeDate", "code-freeze date" all read "code freeze date"), one blank between words."""
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+    text = re.sub(r"(?<=[^\W\d_])[_\-.](?=[^\W\d_])", " ", text)
+    return " " + " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split()) + " "
+
+
+def _later_words(messages: Sequence[MemoSource]) -> list[str | None]:
+    """For each message, what the conversation says after it in this segment (its user's and
+    assistant's words, spelled out by ``_spelled``); None when nothing follows (whether the
+    conversation turns to a tool's output is then not known yet)."""
+    out: list[str | None] = [None] * len(messages)
+    said = ""
+    for index in range(len(messages) - 1, -1, -1):
+        out[index] = said or None
+        message = messages[index]
+        if message.role in ("user", "assistant"):
+            said = _spelled(_CALL.sub(" ", message.content)) + said
+    return out
+
+
+_CALL = re.compile(r"\[called [^\]]*\]")
+
+
+def _turned_to(found: list[Statement], later: str, repeated: set[str]) -> list[Statement]:
+    """The statements of a message without the lines of a tool's output that the conversation
+    passes over, when it turns to others of them: what it names of an output is what it
+    keeps of it (a line of a repeated template does not count as named). An output none of
+    whose lines it names is left to ``worth_keeping``."""
+    named = [
+        s
+        for s in found
+        if s.role == "tool" and not _said_over_and_over(s, repeated) and _referred(s, later)
+    ]
+    if not named:
+        return found
+    return [s for s in found if s.role != "tool" or s in named]
+
+
+def _referred(statement: Statement, later: str) -> bool:
+    """Whether the conversation turns to a line of a tool's output: the line reports a failure,
+    or the label of one of its values (the two to four words before it, a joined key written
+    apart) is said again after it. Lines no one turns to (the ids and timings a tool reports
+    each time) are the tool's, not the conversation's."""
+    if FAILURE.search(statement.text):
+        return True
+    for value in statement.anchors:
+        words = _spelled(" ".join(_label_before(statement.text, value)[-LABEL_WORDS:])).split()
+        label: list[str] = []
+        for word in reversed(words):
+            if not word.isalpha():
+                break
+            label.insert(0, word)
+        for start in range(len(label) - 1):
+            if f" {' '.join(label[start:])} " in later:
+                return True
+    return False
 
 
 # Words that announce a correction in a sentence of their own ("Sorry, I gave you the wrong one
