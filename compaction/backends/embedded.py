@@ -78,7 +78,9 @@ _MARKER = re.compile(
 _LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
 # Statements taken from one message at most (a long tool output or a pasted log would otherwise
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
-MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
+MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 1}
+# ... but of a tool's output the lines the conversation names (``_turned_to``), up to this many.
+MAX_NAMED_PER_OUTPUT = 3
 MAX_WORDS = 40
 # (A full memo cuts its lines to ``TIGHT_BEFORE`` words before each value before it lets any go:
 # the label words that tell two slots of one matter apart are worth room only while there is
@@ -194,9 +196,10 @@ class EmbeddedBackend:
         memo.forget(repeated, often)
         later = _later_words(messages)
         for found, after in zip(by_message, later, strict=True):
+            named = 0
             if after is not None:
-                found = _turned_to(found, after, repeated)
-            for statement in worth_keeping(found, repeated, often):
+                found, named = _turned_to(found, after, repeated)
+            for statement in worth_keeping(found, repeated, often, named=named):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
@@ -258,19 +261,21 @@ def _later_words(messages: Sequence[MemoSource]) -> list[str | None]:
 _CALL = re.compile(r"\[called [^\]]*\]")
 
 
-def _turned_to(found: list[Statement], later: str, repeated: set[str]) -> list[Statement]:
+def _turned_to(
+    found: list[Statement], later: str, repeated: set[str]
+) -> tuple[list[Statement], int]:
     """The statements of a message without the lines of a tool's output that the conversation
     passes over, when it turns to others of them: what it names of an output is what it
     keeps of it (a line of a repeated template does not count as named). An output none of
-    whose lines it names is left to ``worth_keeping``."""
+    whose lines it names is left to ``worth_keeping``. Also how many lines are named."""
     named = [
         s
         for s in found
         if s.role == "tool" and not _said_over_and_over(s, repeated) and _referred(s, later)
     ]
     if not named:
-        return found
-    return [s for s in found if s.role != "tool" or s in named]
+        return found, 0
+    return [s for s in found if s.role != "tool" or s in named], len(named)
 
 
 def _referred(statement: Statement, later: str) -> bool:
@@ -390,7 +395,11 @@ def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
 
 
 def worth_keeping(
-    found: list[Statement], repeated: set[str], often: set[str] | None = None
+    found: list[Statement],
+    repeated: set[str],
+    often: set[str] | None = None,
+    *,
+    named: int = 0,
 ) -> list[Statement]:
     """The statements of one message a memo may keep (trimmed), at most
     ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
@@ -413,7 +422,11 @@ def worth_keeping(
             kept.append(_trimmed(statement))
     if not kept:
         return kept
-    limit = MAX_PER_MESSAGE.get(kept[0].role, 3)
+    # Counted by who wrote the message (an agent's calls are read like a tool's output, but
+    # an assistant message keeps as many of them as of its words).
+    limit = MAX_PER_MESSAGE.get(found[0].role, 3)
+    if found[0].role == "tool" and named:
+        limit = max(limit, min(named, MAX_NAMED_PER_OUTPUT))
     if len(kept) > limit:
         ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
         kept = [kept[i] for i in sorted(ranked)]

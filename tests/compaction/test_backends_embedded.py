@@ -606,3 +606,35 @@ def test_a_failure_line_is_kept_beside_the_lines_the_conversation_names() -> Non
     assert "test_csv_quoting" in memo
     assert "build/cov/index.html" in memo
     assert "73.2s" not in memo
+
+
+def test_an_output_no_one_names_keeps_only_its_most_telling_line() -> None:
+    output = "\n".join(
+        [
+            "elapsed 412 ms",
+            "refund_reference: RF-2291-QZ/77",
+            "retries 3",
+        ]
+    )
+    messages = _sources(
+        ("user", "Check the refund."),
+        ("tool", output),
+        ("assistant", "Done, I looked it up."),
+    )
+
+    memo = _memo(messages)
+
+    assert "RF-2291-QZ/77" in memo
+    assert "412 ms" not in memo
+
+
+def test_an_agent_message_keeps_each_of_its_calls() -> None:
+    calls = (
+        'Checking both. [called read_file with {"path": "deploy/helm/values-prod.yaml"}]\n'
+        '[called run_shell with {"command": "git log -3 --format=%h -- infra/terraform"}]'
+    )
+
+    memo = _memo(_sources(("user", "look at the prod values"), ("assistant", calls)))
+
+    assert "deploy/helm/values-prod.yaml" in memo
+    assert "infra/terraform" in memo
