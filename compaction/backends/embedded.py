@@ -15,6 +15,11 @@ previous memo's lines plus the next segment's statements, folded in order:
 - a statement that only restates an earlier line (its values all there, hardly a new word)
   refreshes that line (it moves to the end) instead of being added again; an earlier line that
   the new statement restates in full is replaced by it;
+- of a tool's output, when the user or assistant names the label of some of its lines later
+  in the segment (a key written joined or apart: "retry_limit", "the retry limit"), those
+  lines and any failure line are kept and the rest let go; an output no one names keeps its
+  one most telling line; lines of one log or listing template are let go by their *form*
+  (``compaction.backends.salience.form``), whatever words and random ids fill them;
 - a correction (an "actually", "instead", "new", "changed"… statement) replaces the newest
   earlier line on the same matter — sharing a content word and holding a value of the same shape
   as the new value — or, when that line carries other values too, cuts the stale value out; a
