@@ -6,7 +6,7 @@ spelled out here: a tool call as ``[called name with {arguments}]``, a tool resu
 ``[result of name] …``, images and files by reference as ``[image URL]`` / ``[file ID]``.
 Bulky tool results are cut to ``elide_over`` tokens before summarising, half from their start
 and half from their end, where logs and reports put their outcome (the curator pulls the same
-lever for the model input).
+lever for the model input); a text of lines is cut between lines, so no line is read in pieces.
 
 The writer's input is bounded by construction: ``input_budget`` is what the summarizer's
 context holds after its output, the previous memo and the prompt's fixed text, and
@@ -61,9 +61,9 @@ def _text(row: RangeRow, names: dict[str, str], elide_over: int, encoding: str) 
         return text
     if elide_over and row.token_count > elide_over:
         # Its start and its end: logs and reports put their outcome, errors and totals last.
-        head, tail = _ends(text, elide_over, encoding)
+        head, tail = _whole_lines(*_ends(text, elide_over, encoding))
         cut = row.token_count - elide_over
-        text = f"{head} … [{cut} tokens of tool output not summarised] … {tail}"
+        text = f"{head}\n… [{cut} tokens of tool output not summarised] …\n{tail}"
     label = names.get(row.tool_call_id, row.tool_call_id) if row.tool_call_id else "a tool"
     return f"[result of {label}] {text}"
 
@@ -74,6 +74,17 @@ def _ends(text: str, tokens: int, encoding: str) -> tuple[str, str]:
     encoded = codec.encode(text, disallowed_special=())
     half = tokens // 2
     return codec.decode(encoded[:half]), codec.decode(encoded[len(encoded) - (tokens - half) :])
+
+
+def _whole_lines(head: str, tail: str) -> tuple[str, str]:
+    """``head`` and ``tail`` without the pieces of lines the cut split: a log line or table row
+    cut in two would otherwise read, joined to another's piece, as one line that no template
+    has (and a value cut in half as a whole one). A side without a line break is kept whole."""
+    if not head.endswith("\n") and "\n" in head.strip("\n"):
+        head = head[: head.rfind("\n") + 1]
+    if not tail.startswith("\n") and "\n" in tail.strip("\n"):
+        tail = tail[tail.find("\n") :]
+    return head.rstrip("\n"), tail.lstrip("\n")
 
 
 def fit_sources(sources: Sequence[MemoSource], *, budget: int, encoding: str) -> list[MemoSource]:
@@ -103,4 +114,9 @@ def _halved(text: str, count: int, encoding: str) -> str:
     tokens = codec.encode(text, disallowed_special=())
     keep = count // 4
     marker = CUT_MARKER.format(count=len(tokens) - 2 * keep)
-    return codec.decode(tokens[:keep]) + marker + codec.decode(tokens[-keep:])
+    head, tail = codec.decode(tokens[:keep]), codec.decode(tokens[-keep:])
+    if "\n" in head.strip("\n") or "\n" in tail.strip("\n"):
+        # Lines (a log, a listing): whole lines each side of the marker, on a line of its own.
+        head, tail = _whole_lines(head, tail)
+        return f"{head}\n{marker.strip()}\n{tail}"
+    return head + marker + tail

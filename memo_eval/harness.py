@@ -14,7 +14,9 @@ memo alone. ``--inline`` writes the memos in this process instead (quicker, for 
     .venv/bin/python -m memo_eval.harness --split heldout --json out.json   # the final report
     .venv/bin/python -m memo_eval.harness --split fresh       # the second evaluator's set
 
-Tune only on ``dev``; ``heldout`` and ``fresh`` are for the report. The database is a scratch one
+Tune only on ``dev``; ``heldout`` and ``fresh`` are for the report. A third outside evaluator
+(agenteval) wrote ``memo_eval/agentic`` for agents at work: ``--split agentic-dev`` is tuned on,
+``--split agentic-heldout`` is for the report only. The database is a scratch one
 (``bench.bench_database``: PostgreSQL when ``DATABASE_URL`` names one, else SQLite in a
 temporary directory); the worker's broker is the Redis of ``REDIS_URL`` when given, else the
 filesystem broker in that directory.
@@ -45,6 +47,11 @@ SPLITS = {
     "dev": INDEPENDENT / "memo_eval_data" / "data" / "dev.jsonl",
     "heldout": INDEPENDENT / "memo_eval_data" / "data" / "heldout.jsonl",
     "fresh": Path(__file__).resolve().parent / "fresh" / "fresh.jsonl",
+    # A third outside evaluator's set of agents at work (``memo_eval/agentic``: coding, data,
+    # ops and research agents whose facts sit in tool outputs and tool-call arguments). Tune
+    # only on ``agentic-dev``; ``agentic-heldout`` is for reports.
+    "agentic-dev": Path(__file__).resolve().parent / "agentic" / "dev.jsonl",
+    "agentic-heldout": Path(__file__).resolve().parent / "agentic" / "heldout.jsonl",
 }
 WORKER_READY_TIMEOUT = 90.0
 DRAIN_TIMEOUT = 300.0
@@ -117,7 +124,10 @@ def run_conversation(
 
     score = scorer()
     actor = Actor.system("memo-eval")
-    tenant, _, _ = tenant_create(name=f"eval-{conversation['id']}-{uuid.uuid4().hex[:6]}")
+    # The tenant's name (and its key's, which adds " default") must fit 50 characters: the
+    # agentic set's ids are long ("agentic-research_assistant_agent-heldout-1").
+    name = f"eval-{conversation['id'][-28:]}-{uuid.uuid4().hex[:6]}"
+    tenant, _, _ = tenant_create(name=name)
     thread = services.thread_create(tenant=tenant, actor=actor, user_ref=conversation["id"])
     indices = set(score.evaluation_indices(conversation))
     result = ConversationResult(conversation["id"], conversation["domain"])

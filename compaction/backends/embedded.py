@@ -15,6 +15,11 @@ previous memo's lines plus the next segment's statements, folded in order:
 - a statement that only restates an earlier line (its values all there, hardly a new word)
   refreshes that line (it moves to the end) instead of being added again; an earlier line that
   the new statement restates in full is replaced by it;
+- of a tool's output, when the user or assistant names the label of some of its lines later
+  in the segment (a key written joined or apart: "retry_limit", "the retry limit"), those
+  lines and any failure line are kept and the rest let go; an output no one names keeps its
+  one most telling line; lines of one log or listing template are let go by their *form*
+  (``compaction.backends.salience.form``), whatever words and random ids fill them;
 - a correction (an "actually", "instead", "new", "changed"… statement) replaces the newest
   earlier line on the same matter — sharing a content word and holding a value of the same shape
   as the new value — or, when that line carries other values too, cuts the stale value out; a
@@ -55,6 +60,7 @@ from compaction.backends.salience import (
     STRONG,
     WEAK,
     Statement,
+    form,
     shape,
     skeleton,
     statements,
@@ -77,7 +83,9 @@ _MARKER = re.compile(
 _LINE = re.compile(r"^- (?:(assistant|tool|system|memo): )?(.+)$")
 # Statements taken from one message at most (a long tool output or a pasted log would otherwise
 # fill the memo alone), and the words a kept statement is trimmed to around its values.
-MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 3}
+MAX_PER_MESSAGE = {"user": 6, "assistant": 4, "tool": 1}
+# ... but of a tool's output the lines the conversation names (``_turned_to``), up to this many.
+MAX_NAMED_PER_OUTPUT = 3
 MAX_WORDS = 40
 # (A full memo cuts its lines to ``TIGHT_BEFORE`` words before each value before it lets any go:
 # the label words that tell two slots of one matter apart are worth room only while there is
@@ -191,8 +199,12 @@ class EmbeddedBackend:
         repeated = {key for key, count in counts.items() if count >= REPEATS}
         often = {key for key, count in counts.items() if count > REPEATS}
         memo.forget(repeated, often)
-        for found in by_message:
-            for statement in worth_keeping(found, repeated, often):
+        later = _later_words(messages)
+        for found, after in zip(by_message, later, strict=True):
+            named = 0
+            if after is not None:
+                found, named = _turned_to(found, after, repeated)
+            for statement in worth_keeping(found, repeated, often, named=named):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
@@ -220,6 +232,75 @@ class EmbeddedBackend:
         if [line.render() for line in folded.lines] == before:
             return memo
         return fit_memo(folded.lines, count_tokens(memo) + len(folded.lines) + 1)
+
+
+# A line of a tool's output that reports a failure: kept whether or not the conversation
+# names it (what failed, and how, is what the next turns work on).
+FAILURE = re.compile(r"\w(?:Error|Exception)\b|\b(?:FAILED|FAIL|ERROR|FATAL|Traceback|panic)\b")
+# Words a label of a tool's output is read from (its last ones, before the value).
+LABEL_WORDS = 4
+
+
+def _spelled(text: str) -> str:
+    """``text`` in lower case with joined words written apart ("code_freeze_date",
+    "codeFreezeDate", "code-freeze date" all read "code freeze date"), one blank between words."""
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+    text = re.sub(r"(?<=[^\W\d_])[_\-.](?=[^\W\d_])", " ", text)
+    return " " + " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split()) + " "
+
+
+def _later_words(messages: Sequence[MemoSource]) -> list[str | None]:
+    """For each message, what the conversation says after it in this segment (its user's and
+    assistant's words, spelled out by ``_spelled``); None when nothing follows (whether the
+    conversation turns to a tool's output is then not known yet)."""
+    out: list[str | None] = [None] * len(messages)
+    said = ""
+    for index in range(len(messages) - 1, -1, -1):
+        out[index] = said or None
+        message = messages[index]
+        if message.role in ("user", "assistant"):
+            said = _spelled(_CALL.sub(" ", message.content)) + said
+    return out
+
+
+_CALL = re.compile(r"\[called [^\]]*\]")
+
+
+def _turned_to(
+    found: list[Statement], later: str, repeated: set[str]
+) -> tuple[list[Statement], int]:
+    """The statements of a message without the lines of a tool's output that the conversation
+    passes over, when it turns to others of them: what it names of an output is what it
+    keeps of it (a line of a repeated template does not count as named). An output none of
+    whose lines it names is left to ``worth_keeping``. Also how many lines are named."""
+    named = [
+        s
+        for s in found
+        if s.role == "tool" and not _said_over_and_over(s, repeated) and _referred(s, later)
+    ]
+    if not named:
+        return found, 0
+    return [s for s in found if s.role != "tool" or s in named], len(named)
+
+
+def _referred(statement: Statement, later: str) -> bool:
+    """Whether the conversation turns to a line of a tool's output: the line reports a failure,
+    or the label of one of its values (the two to four words before it, a joined key written
+    apart) is said again after it. Lines no one turns to (the ids and timings a tool reports
+    each time) are the tool's, not the conversation's."""
+    if FAILURE.search(statement.text):
+        return True
+    for value in statement.anchors:
+        words = _spelled(" ".join(_label_before(statement.text, value)[-LABEL_WORDS:])).split()
+        label: list[str] = []
+        for word in reversed(words):
+            if not word.isalpha():
+                break
+            label.insert(0, word)
+        for start in range(len(label) - 1):
+            if f" {' '.join(label[start:])} " in later:
+                return True
+    return False
 
 
 # Words that announce a correction in a sentence of their own ("Sorry, I gave you the wrong one
@@ -276,10 +357,20 @@ def _repeat_counts(lines: Sequence[Line], by_message: Sequence[list[Statement]])
     counts: dict[str, int] = {}
     for item in items:
         keys = {skeleton(item.text), *_grams(item.text)}
+        if _from_tool(item):
+            keys.add(_form_key(item.text))
         keys |= {_value_key(anchor) for anchor in item.anchors}
         for key in keys:
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def _from_tool(item: Statement | Line) -> bool:
+    return item.role == "tool" or item.text.startswith("[called ")
+
+
+def _form_key(text: str) -> str:
+    return "\x01" + form(text)
 
 
 def _value_key(anchor: str) -> str:
@@ -294,8 +385,10 @@ def _grams(text: str) -> set[str]:
 def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
     """A tool line or call of a repeated template, or a thin statement (no value of its own
     beyond a weak one) most of whose word 4-grams are said elsewhere too."""
-    if item.role == "tool" or item.text.startswith("[called "):
+    if item.text.startswith("[called "):
         return skeleton(item.text) in repeated
+    if item.role == "tool":
+        return skeleton(item.text) in repeated or _form_key(item.text) in repeated
     if _weight(item) > MEDIUM:
         return False
     if any(_value_key(anchor) not in repeated for anchor in item.anchors):
@@ -307,7 +400,11 @@ def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
 
 
 def worth_keeping(
-    found: list[Statement], repeated: set[str], often: set[str] | None = None
+    found: list[Statement],
+    repeated: set[str],
+    often: set[str] | None = None,
+    *,
+    named: int = 0,
 ) -> list[Statement]:
     """The statements of one message a memo may keep (trimmed), at most
     ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
@@ -330,7 +427,11 @@ def worth_keeping(
             kept.append(_trimmed(statement))
     if not kept:
         return kept
-    limit = MAX_PER_MESSAGE.get(kept[0].role, 3)
+    # Counted by who wrote the message (an agent's calls are read like a tool's output, but
+    # an assistant message keeps as many of them as of its words).
+    limit = MAX_PER_MESSAGE.get(found[0].role, 3)
+    if found[0].role == "tool" and named:
+        limit = max(limit, min(named, MAX_NAMED_PER_OUTPUT))
     if len(kept) > limit:
         ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
         kept = [kept[i] for i in sorted(ranked)]

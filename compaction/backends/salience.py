@@ -184,6 +184,24 @@ def skeleton(text: str) -> str:
     )
 
 
+# A run of hexadecimal digits holding a digit (a hash, a trace or request id, a timestamp's
+# digits): random ids differ in their mix of digits and letters, not in what they are.
+_HEX_RUN = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
+
+
+def form(text: str) -> str:
+    """``text`` with every word reduced to its shape class, hexadecimal runs of four characters
+    or more to one digit: the lines of one log or listing template ("<time> INFO [worker]
+    done job id=<hex> took=<n>ms", "<path>:<n>: <key>: <hex>") share a form whatever words and
+    ids fill them, while the line that breaks the pattern (an exception, a changed setting)
+    has one of its own."""
+    out = []
+    for word in text.split():
+        word = _HEX_RUN.sub(lambda m: "0" if len(m.group(0)) >= 4 else m.group(0), word)
+        out.append(shape(word))
+    return " ".join(out)
+
+
 def is_specific(word: str, *, opens_sentence: bool = False, next_word: str = "") -> bool:
     """Whether ``word`` (edge punctuation stripped) is a value rather than ordinary prose."""
     if _PRONOUN_I.match(word):

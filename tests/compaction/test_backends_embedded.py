@@ -532,3 +532,109 @@ def test_small_talk_said_over_and_over_is_not_kept() -> None:
 
     assert "weather" not in memo
     assert "We'll switch to plan B." in memo
+
+
+def test_log_lines_of_one_template_are_let_go_whatever_words_and_ids_fill_them() -> None:
+    # Each line has other words and another random id, so no two share a skeleton; their form
+    # (words reduced to shapes, hex runs to a digit) is one, and the odd line is kept.
+    verbs = ["started", "stopped", "queued", "flushed", "synced", "polled"]
+    nouns = ["mailer", "indexer", "uploader", "thumbnailer", "ranker", "crawler"]
+    ids = ["9f3a07bc", "e41d22a0", "07c3b9fe", "b8810e5d", "3d7f0a91", "c92e4b17"]
+    lines = [
+        f"2025-03-0{n + 1} 11:0{n}:17.204 INFO [pool] {verb} {noun} job={job} in {40 + n}ms"
+        for n, (verb, noun, job) in enumerate(zip(verbs, nouns, ids, strict=True))
+    ]
+    lines.insert(3, "2025-03-04 11:03:18.001 WARN [pool] disk quota on /var/spool -> 91% used")
+
+    memo = _memo(_sources(("user", "tail the worker log"), ("tool", "\n".join(lines))))
+
+    assert "/var/spool -> 91% used" in memo
+    for job in ids:
+        assert job not in memo
+
+
+def test_the_lines_of_a_tool_output_the_conversation_names_are_what_it_keeps() -> None:
+    output = "\n".join(
+        [
+            "cache_backend: memcached",
+            "session_ttl_secs: 86400",
+            "worker_pool_size: 12",
+            "upload_bucket_name: scans-raw-eu2",
+            "request_id: 5b1e77d0c2",
+        ]
+    )
+    messages = _sources(
+        ("user", "What does the deployed config say?"),
+        ("tool", output),
+        ("assistant", "The upload bucket name is the one to watch; the rest looks standard."),
+    )
+
+    memo = _memo(messages)
+
+    assert "scans-raw-eu2" in memo
+    assert "86400" not in memo
+    assert "5b1e77d0c2" not in memo
+
+
+def test_a_tool_output_the_conversation_does_not_name_keeps_its_valued_lines() -> None:
+    output = '{\n  "status": "ok",\n  "tracking_no": "1Z-88X-4410"\n}'
+    messages = _sources(
+        ("user", "Where is my parcel?"),
+        ("tool", output),
+        ("assistant", "Let me know if you need anything else about the delivery."),
+    )
+
+    assert "1Z-88X-4410" in _memo(messages)
+
+
+def test_a_failure_line_is_kept_beside_the_lines_the_conversation_names() -> None:
+    output = "\n".join(
+        [
+            "collected 212 items",
+            "FAILED tests/test_export.py::test_csv_quoting - ValueError: bad delimiter ';'",
+            "coverage_report_path: build/cov/index.html",
+            "elapsed_wall_clock: 73.2s",
+        ]
+    )
+    messages = _sources(
+        ("tool", output),
+        ("assistant", "I'll open the coverage report path next."),
+    )
+
+    memo = _memo(messages)
+
+    assert "test_csv_quoting" in memo
+    assert "build/cov/index.html" in memo
+    assert "73.2s" not in memo
+
+
+def test_an_output_no_one_names_keeps_only_its_most_telling_line() -> None:
+    output = "\n".join(
+        [
+            "elapsed 412 ms",
+            "refund_reference: RF-2291-QZ/77",
+            "retries 3",
+        ]
+    )
+    messages = _sources(
+        ("user", "Check the refund."),
+        ("tool", output),
+        ("assistant", "Done, I looked it up."),
+    )
+
+    memo = _memo(messages)
+
+    assert "RF-2291-QZ/77" in memo
+    assert "412 ms" not in memo
+
+
+def test_an_agent_message_keeps_each_of_its_calls() -> None:
+    calls = (
+        'Checking both. [called read_file with {"path": "deploy/helm/values-prod.yaml"}]\n'
+        '[called run_shell with {"command": "git log -3 --format=%h -- infra/terraform"}]'
+    )
+
+    memo = _memo(_sources(("user", "look at the prod values"), ("assistant", calls)))
+
+    assert "deploy/helm/values-prod.yaml" in memo
+    assert "infra/terraform" in memo
