@@ -5,14 +5,13 @@ marked ``postgres`` (row locks, concurrent transactions) run too. ``CONVMEM_REQU
 (set by ``.ci/run``) turns a missing PostgreSQL or Redis into a failure instead of a skip.
 """
 
-import gc
 import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
+import django.test.client
 import pytest
 from django.db import connection
 from hypothesis import settings as hypothesis_settings
@@ -71,23 +70,68 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("CONVMEM_REQUIRE_SERVICES=1 but REDIS_URL is not set")
 
 
-# CPython up to 3.11 can free a context's variables while ``ContextVar.set`` is still reading
-# them, when the set allocates, the allocation starts a garbage collection, and a finalizer run
-# by that collection sets a context variable itself (python/cpython#148891: a use-after-free,
-# seen as a segmentation fault; 3.12's collector no longer runs there). Django's test client
-# leaves such finalizers behind: a streaming response never read to its end is closed when its
-# iterator is collected, and closing it sends ``request_finished``, whose handler sets the
-# URLconf context variable. The test session crashed so three times in ``set_urlconf`` under
-# ``request_finished``, in different tests. Collecting after every test finalizes what a test
-# left behind at a point where no variable is being set.
-_COLLECTS_INSIDE_CONTEXT_VAR_SET = sys.version_info < (3, 12)
+# Every streaming response the test client returns is closed when the test ends, as a WSGI server
+# closes every response, read or not. Unclosed, Django's test client leaves the closing to the
+# garbage collector: its ``closing_iterator_wrapper`` (django/test/client.py) closes the response
+# in a ``finally``, so a stream a test stopped reading part-way is closed whenever its generator
+# happens to be collected, and closing sends ``request_finished``, whose handler sets the URLconf
+# context variable. On CPython up to 3.11 a collection that starts inside ``ContextVar.set`` and
+# runs such a finalizer frees the context's variables while the outer set still reads them
+# (python/cpython#148891, a use-after-free): the session crashed so three times in ``set_urlconf``
+# under ``request_finished``, in different tests. Holding each stream until its test ends means
+# no collection can finalize it, and closing it there runs the ``finally`` where nothing is
+# being set. There is no public hook for the response the client hands back, hence the small
+# wrapper around that module-level function, which ``ClientHandler.__call__`` looks up per call.
+# (The async client's ``aclosing_iterator_wrapper`` is not tracked: nothing here uses it.)
+_open_streams: list[Generator[bytes, None, None]] = []
+_closing_iterator_wrapper = django.test.client.closing_iterator_wrapper
 
 
-@pytest.fixture(autouse=True)
-def _garbage_collected_between_tests() -> Iterator[None]:
-    yield
-    if _COLLECTS_INSIDE_CONTEXT_VAR_SET:
-        gc.collect()
+def _tracked_closing_iterator_wrapper(
+    iterable: Iterable[bytes], close: Callable[[], None]
+) -> Generator[bytes, None, None]:
+    stream = _closing_iterator_wrapper(iterable, close)
+    _open_streams.append(stream)
+    return stream
+
+
+def _close_open_streams() -> None:
+    """Close the test client's streams in the order they were opened. Closing one read to its
+    end, or never started, runs nothing; if closing one fails, its test fails with the error and
+    the rest are closed at the next call."""
+    while _open_streams:
+        _open_streams[0].close()
+        del _open_streams[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    django.test.client.closing_iterator_wrapper = _tracked_closing_iterator_wrapper
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _close_open_streams()
+    django.test.client.closing_iterator_wrapper = _closing_iterator_wrapper
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Close the test's streams as its body ends, while its database, settings and servers
+    (the chat server a stream's generation calls) are still there."""
+    try:
+        return (yield)
+    finally:
+        _close_open_streams()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    """And any a fixture opened while it was torn down."""
+    try:
+        return (yield)
+    finally:
+        _close_open_streams()
 
 
 @pytest.fixture(autouse=True)
