@@ -44,10 +44,18 @@ call lies before it (the bounded read stopped inside a unit) can never be shown.
 fits its slot and every turn after it fits beside it (the last ``min_recent_turns`` turns
 outside it), it stands, and nothing newer than it is dropped (property-tested).
 
-The choice is monotone in the window: a bigger window lets every memo that stands in a smaller
-one stand (and so an earlier one, with more verbatim turns), and the fallback's recent turns
-reach at least as far back as any memo that could stand (they fit the room a memo of the
-slot's size leaves), so a bigger window never shows fewer original turns than a smaller one.
+**A bigger window never shows less.** Without a previous prefix (a thread's first input, as
+every input of curator/3) the choice is monotone in the window: a bigger window lets every
+memo that stands in a smaller one stand (and so an earlier one, with more verbatim turns), and
+the fallback's recent turns reach at least as far back as any memo that could stand (they fit
+the room a memo of the slot's size leaves), so it never shows fewer original turns. With a
+previous prefix, stability wins over that: the memo kept, or at a block boundary the memo
+ending latest that stands, may end later in a bigger window (a later, bigger memo stands there
+and not in the smaller one), so turns the smaller window shows verbatim are then in the bigger
+window's memo -- never left out: every turn a smaller window shows verbatim, a bigger one
+shows verbatim or summarised by its memo (both property-tested). No rule can keep both: any
+rule that prefers a later memo to an earlier standing one shows fewer verbatim turns wherever
+a bigger window lets the later one stand.
 
 **Memos are requested ahead of need** (see ``curate`` for the rule) as rolling state: each
 request extends the newest ready memo on the path with the next segment of turns, at most

@@ -672,6 +672,8 @@ def test_a_late_memo_never_loses_the_middle_while_the_window_can_hold_it(
 @given(cases(), st.integers(1, 4000))
 @settings(max_examples=300)
 def test_a_bigger_window_never_shows_fewer_original_turns(case: Case, extra: int) -> None:
+    """Without a previous prefix (a thread's first input; every input of curator/3)."""
+    case = replace(case, previous=None)
     small = case.budget
     big = replace(small, window=small.window + extra)
     if not case.current_unit_fits(small):
@@ -681,6 +683,47 @@ def test_a_bigger_window_never_shows_fewer_original_turns(case: Case, extra: int
 
     assert set(narrow.recent) <= set(wide.recent)
     assert len(wide.recent) + len(wide.anchor) >= len(narrow.recent) + len(narrow.anchor)
+
+
+@given(cases(), st.integers(1, 4000))
+@settings(max_examples=300)
+def test_a_bigger_window_never_leaves_out_a_turn_a_smaller_one_shows(
+    case: Case, extra: int
+) -> None:
+    """With or without a previous prefix: what a smaller window shows verbatim, a bigger one
+    shows verbatim or stands for with its memo."""
+    small = case.budget
+    big = replace(small, window=small.window + extra)
+    if not case.current_unit_fits(small):
+        return
+
+    narrow, wide = case.plan(small), case.plan(big)
+
+    assert set(narrow.recent) <= {*wide.recent, *wide.covered, *wide.anchor}
+
+
+def test_at_a_block_boundary_a_bigger_window_may_fold_turns_into_a_later_memo() -> None:
+    """Stability over monotonicity (see the module docstring): at a block boundary the memo
+    ending latest that stands is shown, and only the bigger window has room for the bigger
+    memo ending at turn 6, so turns 5 and 6 are in its memo rather than verbatim. Without a
+    previous prefix both windows show them verbatim."""
+    path = conversation(100, 100, 100, 100, 10, 10, 100, 100, 100)
+    earlier, later = memo(1, 1, 4, tokens=10), memo(2, 1, 6, tokens=100)
+    narrow, wide = Budget(window=350, reserve=0), Budget(window=420, reserve=0)
+    boundary = Prefix(memo_id=None, first_id=1)
+
+    at_boundary = [
+        curate(path, [earlier, later], budget, PLAIN, previous=boundary)
+        for budget in (narrow, wide)
+    ]
+    first_inputs = [curate(path, [earlier, later], budget, PLAIN) for budget in (narrow, wide)]
+
+    assert [(plan.memo, plan.recent) for plan in at_boundary] == [
+        (earlier, (5, 6, 7, 8, 9)),
+        (later, (7, 8, 9)),
+    ]
+    assert [plan.lost for plan in at_boundary] == [(), ()]
+    assert [(plan.memo, plan.recent) for plan in first_inputs] == [(earlier, (5, 6, 7, 8, 9))] * 2
 
 
 @given(cases())
