@@ -12,6 +12,11 @@ would otherwise outvote the one word that names what the turn asks about). Neith
 index ranks so: PostgreSQL's ``ts_rank`` has no document frequency at all, and both would
 rank within the whole table, not the thread.
 
+The newest statement of the same thing replaces the older one here as in the memo: a turn that
+corrects something (a value with "actually", "changed", "instead"…) recalls nothing, as what its
+words find is what it corrects; and a candidate is passed over when a newer candidate of the
+user's corrects something and holds every telling word of the turn the older one holds.
+
 Only messages on the active path are candidates: a message on the read stretch is; an older
 one is when it is the only message of the thread at its depth (counted through the (thread,
 depth) index by the query that reads the candidates); at a depth with forks, by one bounded
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from compaction.backends.salience import statements
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
 from compaction.selectors import StretchRow
@@ -80,8 +86,9 @@ def recall_candidates(
         return []
     below_depth = query.depth
     text = (texts or {}).get(query.id)
-    terms = _specific(query_terms(_text_of(query.id) if text is None else text))
-    if not terms or below_depth <= 1:
+    text = _text_of(query.id) if text is None else text
+    terms = _specific(query_terms(text))
+    if not terms or below_depth <= 1 or _corrects(text):
         return []
     hits = thread_term_hits(
         thread_id=thread.pk,
@@ -93,11 +100,50 @@ def recall_candidates(
         # Sealed messages hold the words' hashes under the subject's key.
         key_id=thread.data_key_id,
     )
+    hits = list(hits)
     ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
     found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)
     on_path = _on_path(thread, rows, found)
-    chosen = [message_id for message_id in ranked if message_id in on_path]
+    found = {pk: found[pk] for pk in on_path}
+    corrected = _corrected_later(found, hits)
+    chosen = [
+        message_id for message_id in ranked if message_id in found and message_id not in corrected
+    ]
     return _rendered(chosen[:MAX_CANDIDATES], found, encoding, count)
+
+
+def _corrects(text: str) -> bool:
+    """Whether a message corrects something said earlier: one of its statements gives a value
+    with a correction's words ("actually", "changed to", "instead"…), and asks nothing. A turn
+    that corrects recalls nothing: what its words find is what it corrects."""
+    return any(
+        statement.anchors and statement.corrects and not statement.asks
+        for statement in statements("user", text)
+    )
+
+
+def _corrected_later(found: Mapping[int, "_Candidate"], hits: Iterable) -> set[int]:
+    """The candidates a newer candidate of the user's corrects (``_corrects``) while it holds
+    every word of the turn they hold: the newest statement of the same thing replaces the
+    older one in the recalled section as in the memo."""
+    by_term: dict[str, set[int]] = defaultdict(set)
+    for hit in hits:
+        by_term[hit.term].add(hit.message_id)
+    words: dict[int, set[str]] = defaultdict(set)
+    for term, ids in by_term.items():
+        if len(ids) <= PER_TERM:  # a word common in the thread tells nothing (see ``_ranked``)
+            for message_id in ids:
+                words[message_id].add(term)
+    correcting = [
+        (candidate.depth, words[pk])
+        for pk, candidate in found.items()
+        if candidate.role == Role.USER and _corrects(candidate.payload.content or "")
+    ]
+    return {
+        pk
+        for pk, candidate in found.items()
+        if any(depth > candidate.depth and words[pk] <= said for depth, said in correcting)
+    }
 
 
 def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:

@@ -24,6 +24,11 @@ previous memo's lines plus the next segment's statements, folded in order:
   earlier line on the same matter — sharing a content word and holding a value of the same shape
   as the new value — or, when that line carries other values too, cuts the stale value out; a
   correction worded wholly apart replaces the only line holding a value of its telling shape;
+  a correction of the user's that names the slot a line gives its value under (its key, written
+  joined or apart: "ignore what we had as the function at fault" for "function_at_fault: X";
+  or the words after the value: "X is the manager") replaces that line's value, whatever its
+  notation, unless several lines of that slot hold other values (which one is meant is not
+  told); the matter it is about ("… for the router return") names no slot;
 - a closing statement ("resolved", "cancelled", "no longer needed"…) that brings no new value
   lets go of the lines holding its identifiers, unless those identifiers run through much of
   the memo (a customer number, a project path);
@@ -304,7 +309,8 @@ def _referred(statement: Statement, later: str) -> bool:
 
 
 # Words that announce a correction in a sentence of their own ("Sorry, I gave you the wrong one
-# earlier.", "The date moved:"); "now" and "new" alone are too common to announce one.
+# earlier.", "The date moved:", "I was wrong about the room for the Q3 offsite."); "now" and
+# "new" alone are too common to announce one.
 ANNOUNCED_CORRECTION = re.compile(
     r"\b(?:actually|correction|wrong|mistake|typo|scratch that|changed? my mind|moved|instead|"
     r"updated?|changed)\b",
@@ -314,12 +320,14 @@ ANNOUNCED_CORRECTION = re.compile(
 
 def cued_statements(role: str, text: str) -> list[Statement]:
     """The statements of a message; a statement right after one that announces a correction
-    without giving a value ("Sorry, I gave you the wrong one earlier.", "The date moved:")
-    carries that announcement with it (in ``said``), so it is read as the correction."""
+    ("Sorry, I gave you the wrong one earlier.", "I was wrong about the room for the Q3
+    offsite.") carries that announcement with it (in ``said``), so it is read as the
+    correction of what the announcement names. The announcement may hold values of its own
+    (the matter's name: "Q3")."""
     found = list(statements(role, text))
     for index in range(1, len(found)):
         cue = found[index - 1]
-        if ANNOUNCED_CORRECTION.search(cue.text) and not cue.anchors and not cue.asks:
+        if ANNOUNCED_CORRECTION.search(cue.text) and not cue.asks:
             statement = found[index]
             found[index] = Statement(
                 statement.role, statement.text, statement.anchors, f"{cue.text} {statement.whole}"
@@ -541,12 +549,7 @@ class Memo:
             else:
                 self._close_by_name(statement)
             return
-        said = statement.whole
-        if (
-            keys
-            and (statement.corrects or self._restates_label(line, said))
-            and self._correct(line, said, cued=statement.corrects)
-        ):
+        if keys and self._corrected(line, statement):
             self.lines.append(line)
             return
         if keys:
@@ -577,9 +580,7 @@ class Memo:
         """Apply what ``statement`` corrects (as ``fold`` would) without keeping it."""
         if statement.asks or not statement.anchors:
             return
-        line = Line(statement.role, statement.text, statement.anchors)
-        if statement.corrects or self._restates_label(line, statement.whole):
-            self._correct(line, statement.whole, cued=statement.corrects)
+        self._corrected(Line(statement.role, statement.text, statement.anchors), statement)
 
     def forget(self, repeated: set[str], often: set[str] | None = None) -> None:
         """Let go of lines whose skeleton turned out to be a template or small talk."""
@@ -623,6 +624,58 @@ class Memo:
                 counts[key] = counts.get(key, 0) + 1
         limit = max(2, SHARED_ANCHOR_SHARE * len(self.lines))
         return {key for key, count in counts.items() if count > limit}
+
+    def _corrected(self, line: Line, statement: Statement) -> bool:
+        """Apply what ``statement`` (as ``line``) corrects, by the label rules (``_correct``)
+        or, for a correction that names its slot in words, by that name (``_correct_by_slot``).
+        True if an earlier line was let go or cut."""
+        said = statement.whole
+        if (statement.corrects or self._restates_label(line, said)) and self._correct(
+            line, said, cued=statement.corrects
+        ):
+            return True
+        return statement.corrects and not statement.asks and self._correct_by_slot(line, said)
+
+    def _correct_by_slot(self, line: Line, said: str) -> bool:
+        """For the user's correction worded apart from the line it corrects but naming the slot that
+        line gives its value under ("ignore what we had as the function at fault; use X",
+        then the line "function_at_fault: Y"; "replace the manager I report to with X", then
+        "Y is the manager"): the line whose label (a key written joined or apart) the
+        correction says is the one that goes, or loses its stale values. The line
+        whose label is said at most length and that shares most words with the correction;
+        when several tie with other values, which one is meant is not told and none goes.
+        True if one was let go or cut."""
+        known = self._all_keys()
+        new_values = [anchor for anchor in line.anchors if anchor.casefold() not in known]
+        # The user's, with a value that tells something (not a lone short number).
+        if line.role != "user" or all(strength(value) <= WEAK for value in new_values):
+            return False
+        spoken = _spelled(said)
+        topics = topic_words(said, line.anchors)
+        found: list[tuple[int, Line, list[str]]] = []
+        for old in self.lines:
+            named = {
+                anchor: _slot_said(old.text, old.anchors, anchor, spoken)
+                for anchor in old.anchors
+                # A value the correction says, or a key it names, is not stale.
+                if anchor.casefold() not in line.keys and _spelled(anchor) not in spoken
+            }
+            slots = [slot for slot in named.values() if slot]
+            if slots:
+                slot = max(slots, key=len)
+                # The matter they share, not the slot's own words (a key's, written joined,
+                # are no words of the line).
+                matter = topics & topic_words(old.text, old.anchors)
+                shared = len(matter - topic_words(" ".join(slot), ()))
+                stale = [anchor for anchor, words in named.items() if words]
+                found.append((len(slot) + shared, old, _stale_run(old, stale)))
+        best = max((score for score, _, _ in found), default=0)
+        chosen = [(old, stale) for score, old, stale in found if score == best]
+        if not chosen or len({frozenset(map(str.casefold, stale)) for _, stale in chosen}) > 1:
+            return False
+        for old, stale in chosen:
+            self._let_go(old, stale, line)
+        return True
 
     def _correct(self, line: Line, said: str = "", *, cued: bool = True) -> bool:
         """Let the earlier line that says the same thing go, or cut its stale values out. The
@@ -668,13 +721,18 @@ class Memo:
         if best is None:
             return False
         _, old, stale = best
+        self._let_go(old, stale, line)
+        return True
+
+    def _let_go(self, old: Line, stale: list[str], line: Line) -> None:
+        """Let ``old`` go when nothing telling stays once its ``stale`` values are out (what
+        stays the new ``line`` says too, or is weak), else cut the stale values out of it."""
         kept = [a for a in old.anchors if a not in stale]
         if not kept or all(a.casefold() in line.keys or strength(a) <= WEAK for a in kept):
             self.lines.remove(old)
         else:
             old.text = _cut(old.text, stale)
             old.anchors = tuple(kept)
-        return True
 
     def _only_line_of_shape(
         self, new_shapes: set[str], line: Line
@@ -859,6 +917,124 @@ def _same_label(one: Sequence[str], other: Sequence[str]) -> bool:
         return False
     shared = one[len(one) - matched :]
     return any(word in _DETERMINERS for word in shared[: matched - SAME_LABEL_WORDS + 1])
+
+
+# Words that say nothing of which slot a label names.
+_FUNCTION_WORDS = _DETERMINERS | _PREPOSITIONS | _LINKING_WORDS | frozenset(["and", "or", "s"])
+# Prepositions that, before a name in a correction, make it the matter ("… for the router
+# return"), not the slot corrected.
+_MATTER_PREPOSITIONS = frozenset(["for", "on", "in", "at", "to"])
+# Words after a value that open its label ("Y is the manager", "Y for the query that
+# worked", "Y — that's the error code"), and how many of them are read.
+_LABEL_AFTER_OPENERS = _COPULAS | frozenset(["for", "as", "that's", "which", "—", "–", "-"])  # noqa: RUF001
+WORDS_AFTER = 6
+# Words read back from a name in a correction for the preposition that makes it the matter.
+MATTER_REACH = 4
+# Words of a noun phrase before the name of a slot ("the *maintainer's* phone number").
+NOUN_REACH = 2
+
+
+def _slot_said(text: str, anchors: tuple[str, ...], value: str, spoken: str) -> tuple[str, ...]:
+    """The words of ``value``'s label in ``text`` that the correction ``spoken`` (written
+    out by ``_spelled``) says, naming a slot (``_names_a_slot``) and not as the matter it is
+    about; () when it says none. The label is read before the value, or after it when the
+    value opens the line's statement of it ("Y is the manager")."""
+    before = _spelled(" ".join(_label_of(text, anchors, value))).split()
+    tail: list[str] = []
+    for word in reversed(before[-LABEL_WORDS:]):
+        if not word.isalpha():
+            break
+        tail.insert(0, word)
+    for start in range(len(tail)):
+        head = before[: len(before) - len(tail) + start]
+        # Not the matter the line's label names after a preposition ("… for the router
+        # return", "… of traffic"), nor the last word of a longer name.
+        if _in_matter(head, _PREPOSITIONS) or _ends_a_name(head, tail[start:]):
+            continue
+        if _said_as_slot(tail[start:], spoken):
+            return tuple(tail[start:])
+    return _slot_said_after(text, anchors, value, spoken)
+
+
+def _slot_said_after(
+    text: str, anchors: tuple[str, ...], value: str, spoken: str
+) -> tuple[str, ...]:
+    at = text.casefold().find(value.casefold())
+    if at < 0:
+        return ()
+    rest = text[at + len(value) :]
+    ends = [rest.casefold().find(anchor.casefold()) for anchor in anchors if anchor != value]
+    rest = rest[: min([end for end in ends if end >= 0], default=len(rest))]
+    words = rest.split()[:WORDS_AFTER]
+    if not words or words[0].casefold().strip(EDGE_PUNCTUATION) not in _LABEL_AFTER_OPENERS:
+        return ()
+    after = _spelled(" ".join(words)).split()
+    spans = (
+        after[start:end]
+        for start in range(len(after))
+        for end in range(start + 1, min(len(after), start + LABEL_WORDS) + 1)
+        if not _ends_a_name(after[:start], after[start:end])
+    )
+    return max((tuple(span) for span in spans if _said_as_slot(span, spoken)), key=len, default=())
+
+
+def _said_as_slot(words: Sequence[str], spoken: str) -> bool:
+    """Whether ``words`` name a slot (``_names_a_slot``; not opened by a preposition: "for the
+    router return" names a matter) and ``spoken`` says them as one: in a noun phrase of its
+    own (``_named_by_the_speaker``)."""
+    if not _names_a_slot(words) or words[0] in _PREPOSITIONS:
+        return False
+    phrase = f" {' '.join(words)} "
+    start = spoken.find(phrase)
+    while start >= 0:
+        if _named_by_the_speaker(spoken[:start].split()):
+            return True
+        start = spoken.find(phrase, start + 1)
+    return False
+
+
+def _named_by_the_speaker(before: Sequence[str]) -> bool:
+    """Whether words said after ``before`` stand in a noun phrase that names something ("the
+    error code", "our old phone number", "the maintainer's phone number"): a determiner opens
+    it at most ``NOUN_REACH`` words back, and no preposition of the matter comes before it
+    ("… for the disk pressure alerts" names the matter, "we're going with" nothing)."""
+    index = len(before) - 1
+    while index >= 0 and len(before) - 1 - index < NOUN_REACH:
+        word = before[index]
+        if word in _DETERMINERS or (word in _FUNCTION_WORDS and word != "s"):
+            break
+        index -= 1
+    if index < 0 or before[index] not in _DETERMINERS:
+        return False
+    return index == 0 or before[index - 1] not in _MATTER_PREPOSITIONS
+
+
+def _in_matter(before: Sequence[str], prepositions: frozenset[str] = _MATTER_PREPOSITIONS) -> bool:
+    """Whether words said after ``before`` belong to a phrase opened by a preposition of the
+    matter ("for the disk pressure alerts" for "pressure alerts"): back over the phrase's
+    other content words (a few; a number or code ends the phrase) and its determiners, one
+    of ``prepositions`` is found."""
+    words = list(before[-MATTER_REACH:])
+    while words and words[-1] not in _FUNCTION_WORDS and words[-1].isalpha():
+        words.pop()
+    while words and words[-1] in _DETERMINERS:
+        words.pop()
+    return bool(words) and words[-1] in prepositions
+
+
+def _ends_a_name(head: Sequence[str], words: Sequence[str]) -> bool:
+    """Whether ``words``, with one content word, are only the end of a longer name ("number"
+    of "phone number", which "the ticket number" does not name): a content word is before
+    them."""
+    content = [word for word in words if word not in _FUNCTION_WORDS]
+    return len(content) < 2 and bool(head) and head[-1] not in _FUNCTION_WORDS
+
+
+def _names_a_slot(words: Sequence[str]) -> bool:
+    """Whether a label's words can name a slot by themselves: two content words ("error
+    code", "first author"), or one long one ("manager", "runbook"); not "the date"."""
+    content = [word for word in words if word not in _FUNCTION_WORDS]
+    return len(content) >= 2 or any(len(word) >= 6 for word in content)
 
 
 def _stale_run(line: Line, stale: list[str]) -> list[str]:

@@ -638,3 +638,96 @@ def test_an_agent_message_keeps_each_of_its_calls() -> None:
 
     assert "deploy/helm/values-prod.yaml" in memo
     assert "infra/terraform" in memo
+
+
+def test_a_correction_naming_the_key_of_a_tool_output_replaces_its_value_in_any_notation() -> None:
+    memo = _corrected(
+        [("tool", "| delivery_slot | 14 March 2027 | confirmed |")],
+        "Ignore what we had as the delivery slot for the sofa; use 2027-03-21 instead.",
+    )
+
+    assert "2027-03-21" in memo
+    assert "14 March 2027" not in memo
+
+
+def test_a_correction_naming_the_slot_said_after_the_old_value_replaces_it() -> None:
+    memo = _corrected(
+        [("assistant", "I'd propose blue-green-v2 for the rollout strategy of the API.")],
+        "New info on the API. Replace the rollout strategy with canary_10pct.",
+    )
+
+    assert "canary_10pct" in memo
+    assert "blue-green-v2" not in memo
+
+
+def test_the_matter_a_correction_is_about_is_not_taken_for_its_slot() -> None:
+    memo = _corrected(
+        [("user", "The RMA number for the tumble dryer return is RX-4410.")],
+        "Update: the courier for the tumble dryer return has changed to DHL-Express-77.",
+    )
+
+    assert "DHL-Express-77" in memo
+    assert "RX-4410" in memo
+
+
+def test_the_last_word_of_a_longer_name_is_not_the_slot_corrected() -> None:
+    memo = _corrected(
+        [("user", "My phone number is +1 415 555 0199, text before calling.")],
+        "Update: the ticket number for the laptop repair is now TK-88120.",
+    )
+
+    assert "TK-88120" in memo
+    assert "555 0199" in memo
+
+
+def test_a_slot_named_in_two_outputs_with_other_values_corrects_neither() -> None:
+    memo = _corrected(
+        [
+            ("tool", "venue_contact: +44 20 7946 0018 (wedding barn)"),
+            ("user", "Thanks, that one is for the wedding."),
+            ("tool", "booking 7 of 9, venue_contact: +44 161 496 0752"),
+        ],
+        "Ignore what we had as the venue contact for the rehearsal dinner; use "
+        "events@old-mill.example instead.",
+    )
+
+    assert "events@old-mill.example" in memo
+    assert "7946 0018" in memo
+    assert "496 0752" in memo
+
+
+def test_a_tool_output_naming_a_slot_corrects_nothing() -> None:
+    memo = _corrected(
+        [("user", "The maintenance window for the cluster upgrade is 2027-05-02.")],
+        "",
+    )
+    memo = _memo(
+        _sources(("tool", "maintenance window updated: 2027-06-30 (region eu-north-1)")),
+        previous=memo,
+    )
+
+    assert "2027-05-02" in memo
+
+
+def test_an_announcement_holding_a_name_carries_to_the_value_after_it() -> None:
+    memo = _corrected(
+        [("user", "The locker code at the Oslo gym is 5520-AB.")],
+        "I was wrong about the locker code at the Oslo gym. It is 7731-CD.",
+    )
+
+    assert "7731-CD" in memo
+    assert "5520-AB" not in memo
+
+
+def test_reading_ahead_lets_go_of_a_value_whose_slot_a_later_message_corrects() -> None:
+    memo = _memo(_sources(("tool", '{"build_command": "make dist-all", "status": "ok"}')))
+
+    ahead = EmbeddedBackend().drop_superseded(
+        memo=memo,
+        later=_sources(
+            ("user", "Change of plan: the build command we use is now npm run build:prod.")
+        ),
+    )
+
+    assert "make dist-all" in memo
+    assert "make dist-all" not in ahead
