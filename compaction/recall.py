@@ -12,10 +12,13 @@ would otherwise outvote the one word that names what the turn asks about). Neith
 index ranks so: PostgreSQL's ``ts_rank`` has no document frequency at all, and both would
 rank within the whole table, not the thread.
 
-The newest statement of the same thing replaces the older one here as in the memo: a turn that
-corrects something (a value with "actually", "changed", "instead"…) recalls nothing, as what its
-words find is what it corrects; and a candidate is passed over when a newer candidate of the
-user's corrects something and holds every telling word of the turn the older one holds.
+The newest statement of the same thing replaces the older one here as in the memo: a candidate
+is passed over when a newer candidate of the user's corrects something (a value with "actually",
+"changed", "instead"…) and holds every telling word of the turn the older one holds -- the newer
+one, which says all the older did, is recalled in its place. A current turn with a correction's
+words still recalls: those words ("new", "now", "wrong", "moved") are in ordinary requests and
+complaints as often as in corrections, and the turn itself, last in the input, says the newest
+value.
 
 Only messages on the active path are candidates: a message on the read stretch is; an older
 one is when it is the only message of the thread at its depth (counted through the (thread,
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from compaction.backends.salience import statements
+from compaction.backends.salience import gives_correction
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
 from compaction.selectors import StretchRow
@@ -88,7 +91,7 @@ def recall_candidates(
     text = (texts or {}).get(query.id)
     text = _text_of(query.id) if text is None else text
     terms = _specific(query_terms(text))
-    if not terms or below_depth <= 1 or _corrects(text):
+    if not terms or below_depth <= 1:
         return []
     hits = thread_term_hits(
         thread_id=thread.pk,
@@ -112,20 +115,10 @@ def recall_candidates(
     return _rendered(chosen[:MAX_CANDIDATES], found, encoding, count)
 
 
-def _corrects(text: str) -> bool:
-    """Whether a message corrects something said earlier: one of its statements gives a value
-    with a correction's words ("actually", "changed to", "instead"…), and asks nothing. A turn
-    that corrects recalls nothing: what its words find is what it corrects."""
-    return any(
-        statement.anchors and statement.corrects and not statement.asks
-        for statement in statements("user", text)
-    )
-
-
 def _corrected_later(found: Mapping[int, "_Candidate"], hits: Iterable) -> set[int]:
-    """The candidates a newer candidate of the user's corrects (``_corrects``) while it holds
-    every word of the turn they hold: the newest statement of the same thing replaces the
-    older one in the recalled section as in the memo."""
+    """The candidates that a newer candidate of the user's corrects (``gives_correction``)
+    while it holds every word of the turn they hold: the newest statement of the same thing
+    replaces the older one in the recalled section as in the memo."""
     by_term: dict[str, set[int]] = defaultdict(set)
     for hit in hits:
         by_term[hit.term].add(hit.message_id)
@@ -137,7 +130,7 @@ def _corrected_later(found: Mapping[int, "_Candidate"], hits: Iterable) -> set[i
     correcting = [
         (candidate.depth, words[pk])
         for pk, candidate in found.items()
-        if candidate.role == Role.USER and _corrects(candidate.payload.content or "")
+        if candidate.role == Role.USER and gives_correction(candidate.payload.content or "")
     ]
     return {
         pk

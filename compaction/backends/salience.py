@@ -125,10 +125,26 @@ class Statement:
 
 def statements(role: str, text: str) -> Iterator[Statement]:
     """The statements of one message, in order, each with its anchors (maybe none)."""
+    for piece in _sentences(text):
+        yield Statement(role=role, text=piece, anchors=tuple(anchors(piece)))
+
+
+def gives_correction(text: str) -> bool:
+    """Whether a statement of ``text`` gives a value with a correction's words ("actually",
+    "changed to", "instead"…) and asks nothing: ``Statement.corrects`` with anchors and not
+    ``asks``, the cheap tests first (finding anchors is the costly part, and recall asks this
+    of every candidate on the hot path)."""
+    return any(
+        CORRECTION.search(piece) and not piece.endswith(("?", "？")) and anchors(piece)  # noqa: RUF001
+        for piece in _sentences(text)
+    )
+
+
+def _sentences(text: str) -> Iterator[str]:
     for piece in _SENTENCE_END.split(text):
         piece = " ".join(piece.split()).strip("-*•> ")
         if piece:
-            yield Statement(role=role, text=piece, anchors=tuple(anchors(piece)))
+            yield piece
 
 
 def anchors(text: str) -> list[str]:

@@ -42,14 +42,14 @@ def test_a_message_the_user_corrected_later_is_not_recalled_and_the_correction_i
     assert [t for t in recalled_texts(response) if "9034-PL" in t]
 
 
-def test_a_turn_that_corrects_recalls_nothing(acme):
-    thread, _, _ = thread_with(acme)
-    say(thread, "user", "Correction: the gate code for the allotment shed is now 7710-QR.")
+def test_a_turn_with_a_corrections_words_still_recalls(acme):
+    """ "New" and "wrong" are in complaints as often as in corrections: the turn recalls."""
+    thread, fact, _ = thread_with(acme)
+    say(thread, "user", "The new brass padlock for the allotment shed is the wrong size: 40 mm.")
 
     response = post_context(acme.client, thread, **BUDGET)
 
-    assert response.data["sections"]["recalled"] == []
-    assert "5521-KX" not in str(response.data["messages"])
+    assert fact.public_id in response.data["sections"]["recalled"]
 
 
 def test_a_later_correction_of_another_thing_leaves_the_message_recalled(acme):
