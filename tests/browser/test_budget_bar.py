@@ -24,6 +24,8 @@ BROKEN_LEGEND = """() => [...document.querySelectorAll('#budget-legend li')]
   .filter(item => item.getClientRects().length !== 1 || item.scrollWidth > item.clientWidth + 1)
   .map(item => item.textContent)"""
 SEGMENTS = """segments => segments.map(s => [s.dataset.section, s.dataset.tokens])"""
+# Two frames drawn: what the user sees once the page has settled (layout, resize observers).
+DRAWN = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"""
 
 
 @pytest.mark.parametrize("width", [1400, 900])
@@ -37,6 +39,7 @@ def test_every_section_is_named_readably(live_server, open_page, acme: TenantKit
     page.click("input[type=submit]")
 
     page.goto(f"{live_server.url}/admin/compaction/assemblyrecord/{assembly.public_id}/change/")
+    page.evaluate(DRAWN)
 
     assert page.evaluate(CUT_LABELS) == []
     assert page.evaluate(BROKEN_LEGEND) == []
