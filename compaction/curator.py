@@ -64,6 +64,17 @@ bounded segment. ``goal_id`` says how far the chain should reach; the writer req
 following segments itself. Since the memo shown changes only at block boundaries, a request is
 made about once per block, not once per few turns.
 
+**A fast thread asks earlier** (``lead_messages``): the messages that came to the thread while
+its last memo was being written (the caller knows; 0 for a thread at a human pace). A memo asked
+for at the high-water mark is needed once the verbatim room overflows, about
+``(1 - high_water)`` x the room later; where turns come faster than memos are written (an agent
+loop, a client replaying history), that is before the memo is ready, and the input must drop
+turns newer than the memo shown. So the request is made when the turns after the newest memo,
+plus what ``lead_messages`` more messages cost at the stretch's average, pass the high-water
+mark. The memo covers the same turns as it would have (to the low-water mark of the moment it
+is asked for); the turns that come while it is written are verbatim after the boundary, so a
+fast thread's blocks are shorter by about that lead.
+
 **Recall.** When the history does not fit, the caller may pass ``recalled``: older turns that
 match the current turn (found by a full-text index), best first. The curator then keeps a
 recall slot of ``recall_slot(available)`` tokens free of recent turns (the memo slot is not
@@ -363,17 +374,28 @@ def curate(
     head: Turn | None = None,
     recalled: Sequence[Turn] = (),
     previous: Prefix | None = None,
+    lead_messages: int = 0,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget``, with room for ``recalled``
     candidates (best first; see "Recall" in the module docstring) when the history does not
     fit. Otherwise as ``curate_history``; ``previous`` is the stable prefix of the thread's
-    previous input, if any (its memo is kept while it stands)."""
-    plan = curate_history(path, memos, budget, policy, head=head, previous=previous)
+    previous input, if any (its memo is kept while it stands); ``lead_messages``: see "A fast
+    thread asks earlier" in the module docstring."""
+    plan = curate_history(
+        path, memos, budget, policy, head=head, previous=previous, lead_messages=lead_messages
+    )
     if policy.recall_max_tokens == 0 or not _history_hidden(plan, head):
         return plan
     slot = recall_slot(budget.available, policy)
     base = curate_history(
-        path, memos, budget, policy, head=head, recall_room=slot, previous=previous
+        path,
+        memos,
+        budget,
+        policy,
+        head=head,
+        recall_room=slot,
+        previous=previous,
+        lead_messages=lead_messages,
     )
     if plan.memo is not None and not plan.lost and base.lost:
         return plan  # recall never costs the middle between a memo and the recent turns
@@ -424,10 +446,12 @@ def curate_history(
     head: Turn | None = None,
     recall_room: int = 0,
     previous: Prefix | None = None,
+    lead_messages: int = 0,
 ) -> Plan:
     """Lay out the model input for ``path`` within ``budget`` (see the module docstring).
     ``recall_room``: tokens the recent turns leave free for recalled turns when the history
-    does not fit (the memo slot is not touched; see ``curate``).
+    does not fit (the memo slot is not touched; see ``curate``). ``lead_messages``: messages
+    expected while a memo is written (asks for it earlier; see the module docstring).
 
     ``path`` is a non-empty run of turns in root -> leaf order with unique ids: a contiguous
     suffix of the thread's real path whose last unit is the current one (always shown whole,
@@ -436,14 +460,14 @@ def curate_history(
 
     A memo is requested when history is being lost (something the newest memo does not
     stand for is dropped), or ahead of need: when the turns after the newest memo (all
-    turns, without one) cost more than ``high_water`` x the verbatim room (available less
-    the memo and recall slots) and the request would absorb at least ``(1 - high_water)`` x
-    that room. The requested chain ends where the turns after it cost about ``low_water`` x
-    the room (never inside the last ``min_recent_turns`` turns). Once the memo shown
-    overflows, the input moves to that memo: the turns after it then cost about
-    ``(1 - high_water + low_water)`` x the room, and a block is about
-    ``(high_water - low_water)`` x the room. No memo is requested when the slot is smaller
-    than ``min_memo_tokens``.
+    turns, without one), plus ``lead_messages`` at their average cost, cost more than
+    ``high_water`` x the verbatim room (available less the memo and recall slots) and the
+    request would absorb at least ``(1 - high_water)`` x that room. The requested chain ends
+    where the turns after it cost about ``low_water`` x the room (never inside the last
+    ``min_recent_turns`` turns). Once the memo shown overflows, the input moves to that memo:
+    the turns after it then cost about ``(1 - high_water + low_water)`` x the room, and a
+    block is about ``(high_water - low_water)`` x the room. No memo is requested when the slot
+    is smaller than ``min_memo_tokens``.
     """
     layout = _Layout.of(path, budget, policy, head, recall_room)
     placed = layout.placed_memos(memos)
@@ -456,7 +480,7 @@ def curate_history(
         plan = layout.everything(elide=True)
     else:
         plan = layout.split(placed, boundary=previous is not None)
-    return _with_request(plan, layout, memos)
+    return _with_request(plan, layout, memos, lead_messages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -730,13 +754,15 @@ def _check_path(path: Sequence[Turn], head: Turn | None) -> None:
         raise ValueError(f"head {head.id} is on the path; pass it only when the path omits it")
 
 
-def _with_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> Plan:
-    request = _memo_request(plan, layout, memos)
+def _with_request(plan: Plan, layout: _Layout, memos: Sequence[Memo], lead_messages: int) -> Plan:
+    request = _memo_request(plan, layout, memos, lead_messages)
     return plan if request is None else replace(plan, request=request)
 
 
-def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoRequest | None:
-    """The next memo of the chain, or None (the rule is in ``curate``)."""
+def _memo_request(
+    plan: Plan, layout: _Layout, memos: Sequence[Memo], lead_messages: int
+) -> MemoRequest | None:
+    """The next memo of the chain, or None (the rule is in ``curate_history``)."""
     policy = layout.policy
     slot = memo_slot(layout.available, policy)
     if slot - policy.message_overhead < policy.min_memo_tokens:
@@ -756,8 +782,10 @@ def _memo_request(plan: Plan, layout: _Layout, memos: Sequence[Memo]) -> MemoReq
     lost = any(layout.position[i] > base_end for i in plan.dropped)
     unsummarised = layout.cost_from(first_start)
     summarisable = sum(costs[: goal + 1])
+    # What the messages expected while the memo is written will cost, at the stretch's average.
+    lead = lead_messages * unsummarised / (len(layout.path) - first_start)
     ahead = (
-        unsummarised > policy.high_water * verbatim_room
+        unsummarised + lead > policy.high_water * verbatim_room
         and summarisable >= (1 - policy.high_water) * verbatim_room
     )
     if not (lost or ahead):

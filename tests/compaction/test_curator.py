@@ -332,6 +332,47 @@ def test_recent_turns_alone_above_high_water_do_not_ask_for_a_memo_per_turn() ->
     assert plan.request is None
 
 
+def test_a_thread_that_outruns_its_memo_writer_asks_for_the_memo_earlier() -> None:
+    path = conversation(*[100] * 4)  # 400 of a 600-token verbatim room: under high water (450)
+    budget = Budget(window=900, reserve=100)
+
+    at_pace = curate(path, [], budget, PLAIN)
+    fast = curate(path, [], budget, PLAIN, lead_messages=1)  # one more ~100-token message
+
+    assert at_pace.request is None
+    assert fast.request.new_ids == (1, 2)  # to the low-water mark, outside the last two turns
+    assert replace(fast, request=None) == at_pace  # the input itself is the same
+
+
+def test_memos_written_late_lose_no_turns_when_the_thread_asks_that_much_earlier() -> None:
+    """Simulated: each requested memo is ready ``late`` messages after it was asked for, as a
+    busy worker or a fast client makes it. Without the lead the input drops turns newer than
+    the memo it shows whenever the memo is not ready by the time the room overflows; with the
+    lead (what the memo writer measures) it never does."""
+    policy = Policy(min_recent_turns=4, memo_max_tokens=300, high_water=0.85, message_overhead=4)
+    budget = Budget(window=4000, reserve=500, system=50)
+    late = 8  # the room past high water holds about 5.6 messages of this size
+
+    def lost_inputs(lead_messages: int) -> int:
+        path: list[Turn] = []
+        memos: list[Memo] = []
+        waiting: list[tuple[int, Memo]] = []  # (ready once the path is this long, memo)
+        lost = 0
+        for turn_id in range(1, 401):
+            path.append(Turn(turn_id, "user" if turn_id % 2 else "assistant", 80))
+            memos += [m for ready_at, m in waiting if ready_at <= len(path)]
+            waiting = [(ready_at, m) for ready_at, m in waiting if ready_at > len(path)]
+            plan = curate(path, memos, budget, policy, lead_messages=lead_messages)
+            lost += bool(plan.lost)
+            if plan.request is not None and not waiting:
+                written = Memo(turn_id, plan.request.first_id, plan.request.last_id, 250)
+                waiting.append((len(path) + late, written))
+        return lost
+
+    assert lost_inputs(0) > 0
+    assert lost_inputs(late) == 0
+
+
 def test_budget_too_small_states_the_arithmetic() -> None:
     with pytest.raises(BudgetTooSmall) as caught:
         curate(conversation(500), [], Budget(window=400, reserve=100, system=10), PLAIN)
@@ -392,8 +433,9 @@ class Case:
     policy: Policy
     head: Turn | None
     previous: Prefix | None = None
+    lead_messages: int = 0
 
-    def plan(self, budget: Budget | None = None) -> Plan:
+    def plan(self, budget: Budget | None = None, lead_messages: int | None = None) -> Plan:
         return curate(
             self.path,
             self.memos,
@@ -401,6 +443,7 @@ class Case:
             self.policy,
             head=self.head,
             previous=self.previous,
+            lead_messages=self.lead_messages if lead_messages is None else lead_messages,
         )
 
     def cost(self, turns: Sequence[Turn], elided: Sequence[int] = ()) -> int:
@@ -488,7 +531,8 @@ def cases(draw: st.DrawFn) -> Case:
             first_id=st.sampled_from(ids),
         )
     )
-    return Case(path, memos, draw(budget), draw(policy), head, previous)
+    lead = draw(st.just(0) | st.integers(1, 20))
+    return Case(path, memos, draw(budget), draw(policy), head, previous, lead)
 
 
 def plans() -> st.SearchStrategy[tuple[Case, Plan]]:
@@ -730,6 +774,16 @@ def test_at_a_block_boundary_a_bigger_window_may_fold_turns_into_a_later_memo() 
 def test_curation_is_deterministic(case: Case) -> None:
     if case.current_unit_fits():
         assert case.plan() == case.plan()
+
+
+@given(cases())
+def test_a_lead_asks_for_the_same_memo_earlier_and_changes_nothing_else(case: Case) -> None:
+    if not case.current_unit_fits():
+        return
+    at_pace, ahead = case.plan(lead_messages=0), case.plan()
+
+    assert replace(ahead, request=None) == replace(at_pace, request=None)
+    assert at_pace.request is None or ahead.request == at_pace.request
 
 
 @given(plans())
