@@ -285,6 +285,7 @@ def _plan(
     profile: EffectiveProfile,
     recalled: list[Recalled],
     previous: Prefix | None,
+    lead_messages: int,
 ) -> Plan:
     try:
         return curate(
@@ -295,6 +296,7 @@ def _plan(
             head=read.head,
             recalled=[candidate.turn for candidate in recalled],
             previous=previous,
+            lead_messages=lead_messages,
         )
     except BudgetTooSmall as error:
         if budget.retrieved:
@@ -651,7 +653,7 @@ def _assemble(
     read = _read(rows, head, profile, fetched.payloads)
     recalled = _recall(thread, rows, reached_start, budget, profile, fetched.payloads)
     previous = _previous_prefix(fetched.previous_prefix, read, ready)
-    plan = _plan(read, ready, budget, profile, recalled, previous)
+    plan = _plan(read, ready, budget, profile, recalled, previous, thread.memo_lead_messages)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
     record_items, payloads = _items(plan, read, prompt, memo, items, recalled)

@@ -58,6 +58,8 @@ from convmem.celery import app
 from convmem.errors import InvalidRequest
 from convmem.pricing import exact_cost, profile_prices
 from convmem.tokens import count_tokens, get_encoding
+from threads import selectors as thread_selectors
+from threads import services as thread_services
 from threads.models import Message, Thread
 from webhooks.services import webhook_event_emit
 
@@ -422,7 +424,24 @@ def _store(
         if summary.goal_id is not None:
             _continue_chain(summary, profile)
         transaction.on_commit(partial(summary_score_enqueue, summary.pk))
+    _lead_record(summary)
     return summary
+
+
+def _lead_record(summary: Summary) -> None:
+    """Keep on the thread how many messages came while this memo was being written (from its
+    request to now), so the curator asks for the next one that much earlier. After the memo's
+    transaction, as a statement of its own: it never holds the memo's row lock while it waits
+    for the thread's row (an append holds it for a moment, an erasure for longer)."""
+    most = settings.CONVMEM_MEMO_LEAD_MAX
+    messages = (
+        thread_selectors.messages_since(
+            thread_id=summary.thread_id, since=summary.created_at, most=most
+        )
+        if most > 0
+        else 0
+    )
+    thread_services.thread_memo_lead_record(thread_id=summary.thread_id, messages=messages)
 
 
 def _checked_values(written: _Written) -> dict[str, object]:

@@ -368,6 +368,10 @@ CONVMEM_MAX_WINDOW_TOKENS = env.int("CONVMEM_MAX_WINDOW_TOKENS", default=2_000_0
 CONVMEM_CONTEXT_LOOKAHEAD_WINDOWS = env.int("CONVMEM_CONTEXT_LOOKAHEAD_WINDOWS", default=4)
 CONVMEM_CONTEXT_MAX_ROWS = env.int("CONVMEM_CONTEXT_MAX_ROWS", default=10_000)
 # Memo writer task: retries of a retryable backend failure, with exponential backoff (seconds).
+# The most messages a thread's memo may be asked for ahead of the high-water mark: the memo
+# writer keeps how many came while it wrote (``Thread.memo_lead_messages``), up to this; 0 turns
+# the lead off (docs/memo-pace.md).
+CONVMEM_MEMO_LEAD_MAX = env.int("CONVMEM_MEMO_LEAD_MAX", default=64)
 CONVMEM_MEMO_MAX_RETRIES = env.int("CONVMEM_MEMO_MAX_RETRIES", default=6)
 CONVMEM_MEMO_RETRY_BACKOFF = env.float("CONVMEM_MEMO_RETRY_BACKOFF", default=5.0)
 CONVMEM_MEMO_RETRY_BACKOFF_MAX = env.float("CONVMEM_MEMO_RETRY_BACKOFF_MAX", default=300.0)

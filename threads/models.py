@@ -69,6 +69,11 @@ class Thread(models.Model):
     data_key_id = models.CharField(
         max_length=40, blank=True, default="", db_default="", editable=False
     )
+    # How many messages came to the thread while its newest memo was being written (set by the
+    # memo writer, ``compaction.services``): the curator asks for the next memo that much earlier
+    # (``lead_messages``), so a thread whose turns outrun the worker does not lose the middle.
+    # In hand with the thread, so context assembly reads nothing more. 0 at a human pace.
+    memo_lead_messages = models.PositiveSmallIntegerField(default=0, db_default=0, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

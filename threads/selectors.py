@@ -9,6 +9,7 @@ The SQL below is plain enough to run unchanged on PostgreSQL and SQLite.
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
 from django.db.models import Case, F, QuerySet, When
@@ -39,6 +40,14 @@ def thread_system_text(thread: Thread) -> str | None:
     """The thread's current system prompt; None if it has none (never set, or cleared)."""
     prompt = thread.system_prompt
     return prompt.text if prompt is not None and prompt.text else None
+
+
+def messages_since(*, thread_id: int, since: datetime, most: int) -> int:
+    """How many of the thread's messages (any branch) were created after ``since``, counting
+    at most ``most``: reads the newest ``most`` rows by the ``(thread, id)`` index, so the cost
+    does not grow with the thread (messages are created in id order)."""
+    newest = Message.objects.filter(thread_id=thread_id).order_by("-id")[:most]
+    return sum(created > since for created in newest.values_list("created_at", flat=True))
 
 
 def thread_get_for_deletion(*, tenant: Tenant, public_id: str) -> Thread:

@@ -842,6 +842,16 @@ def thread_update(
     return locked
 
 
+def thread_memo_lead_record(*, thread_id: int, messages: int) -> None:
+    """Keep how many messages came to the thread while its newest memo was written (the memo
+    writer's measurement; see ``Thread.memo_lead_messages``). One statement, written only when
+    it changed; not audited: it is the service's own pacing, not the conversation's state, and
+    no person or key changes it."""
+    Thread.objects.filter(pk=thread_id, deleted_at__isnull=True).exclude(
+        memo_lead_messages=messages
+    ).update(memo_lead_messages=messages)
+
+
 def profile_for_new_thread(*, tenant: Tenant, name: str | None) -> ModelProfile | None:
     """The named profile of the tenant, else its default one (None: the built-in defaults)."""
     if name is None:

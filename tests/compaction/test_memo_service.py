@@ -18,6 +18,7 @@ from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import make_thread, path_ids
 from tests.support.chat_server import ChatServer
+from threads import services as thread_services
 from threads.models import Message, Thread
 
 SMALL = {"window_tokens": 900, "reserve_tokens": 100}
@@ -334,3 +335,54 @@ def test_a_memo_lets_go_of_what_a_message_after_its_range_corrects(acme):
     assert "Ingrid Berg" in written.text
     assert "L-0412" not in written.text  # the newer message corrects it
     assert "L-0977" not in written.text  # outside the range: the next memo folds it in
+
+
+def test_the_memo_writer_keeps_how_many_messages_came_while_it_wrote(acme):
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    requested = _pending(thread)
+    grow(thread, 5, start=30)  # the conversation goes on while the memo waits for a worker
+
+    compaction_services.summary_write(summary_id=requested.pk)
+
+    thread.refresh_from_db()
+    assert thread.memo_lead_messages == 5
+    for index in range(35, 80):  # on to the next memo, written as soon as it is asked for
+        grow(thread, 1, start=index)
+        post_context(acme.client, thread, **SMALL)
+        if following := Summary.objects.filter(thread=thread, status="pending").first():
+            break
+    compaction_services.summary_write(summary_id=following.pk)
+
+    thread.refresh_from_db()
+    assert thread.memo_lead_messages == 0
+
+
+def test_with_the_lead_turned_off_the_writer_keeps_none(acme, settings):
+    settings.CONVMEM_MEMO_LEAD_MAX = 0
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    requested = _pending(thread)
+    grow(thread, 5, start=30)
+
+    compaction_services.summary_write(summary_id=requested.pk)
+
+    thread.refresh_from_db()
+    assert thread.memo_lead_messages == 0
+
+
+def test_a_thread_whose_memos_come_late_asks_for_the_next_one_sooner(acme):
+    at_pace, fast = make_thread(acme.tenant), make_thread(acme.tenant)
+    thread_services.thread_memo_lead_record(thread_id=fast.pk, messages=6)
+    first_request = {}
+
+    for index in range(40):
+        for thread in (at_pace, fast):
+            grow(thread, 1, start=index)
+            status = post_context(acme.client, thread, **SMALL).data["memo_status"]
+            if status == "pending":
+                first_request.setdefault(thread.pk, index)
+
+    assert first_request[fast.pk] < first_request[at_pace.pk]
