@@ -22,7 +22,11 @@ Worker layouts, side by side in this one run on the same code:
 - ``separated``: the production layout (README): one worker for the ``memos`` queue and one
   for ``bulk``, ``erasure`` and the default queue, concurrency 1 each.
 
-Printed per layout and workload: contexts; inputs that lost the middle (``memo_lag.turns`` >
+Each layout runs with the memo lead off and on (``--lead``; ``CONVMEM_MEMO_LEAD_MAX`` 0 or its
+default in the workers' environment): on, the memo writer keeps how many messages came while
+it wrote, and the thread's next memo is asked for that much earlier (docs/memo-pace.md).
+
+Printed per layout, lead and workload: contexts; inputs that lost the middle (``memo_lag.turns`` >
 0: messages newer than the memo shown left out) with the most lost in one input; the share of
 contexts answered while a memo was pending; memo lag from request to written, in turns (the
 thread's user turns in between) and seconds, p50 and p95; memos written; memo scorings stored
@@ -64,11 +68,15 @@ LAYOUTS = {
 }
 
 
+LEADS = {"off": {"CONVMEM_MEMO_LEAD_MAX": "0"}, "on": {}}
+
+
 @dataclass
 class Run:
-    """What one workload under one layout saw."""
+    """What one workload under one layout and lead saw."""
 
     layout: str
+    lead: str
     workload: str
     threads: list[Any] = field(default_factory=list)
     contexts: list[dict[str, Any]] = field(default_factory=list)
@@ -83,9 +91,9 @@ class Run:
 
 
 @contextmanager
-def workers(layout: str) -> Iterator[None]:
-    """The layout's worker processes, on this bench's database and broker; each purges its
-    queues on start and is warm-stopped (then killed) at the end."""
+def workers(layout: str, lead: str) -> Iterator[None]:
+    """The layout's worker processes, on this bench's database and broker, with the memo lead
+    ``lead``; each purges its queues on start and is warm-stopped (then killed) at the end."""
     log_dir = Path(tempfile.mkdtemp(prefix="convmem-pace-"))
     started = []
     try:
@@ -116,7 +124,12 @@ def workers(layout: str) -> Iterator[None]:
                         f"pace-{name}-{uuid.uuid4().hex[:6]}@%h",
                     ],
                     cwd=ROOT,
-                    env={**os.environ, "CONN_MAX_AGE": "0", "PYTHONUNBUFFERED": "1"},
+                    env={
+                        **os.environ,
+                        "CONN_MAX_AGE": "0",
+                        "PYTHONUNBUFFERED": "1",
+                        **LEADS[lead],
+                    },
                     stdout=sink,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
@@ -209,7 +222,9 @@ def _drive(run: Run, key: str, conversations: int, turns: int, think: float) -> 
     client = _client(key)
     for number in range(conversations):
         response = client.post(
-            "/api/v1/threads", {"user_ref": f"{run.layout}-{run.workload}-{number}"}, format="json"
+            "/api/v1/threads",
+            {"user_ref": f"{run.layout}-{run.lead}-{run.workload}-{number}"},
+            format="json",
         )
         run.threads.append(Thread.objects.get(public_id=response.data["id"]))
     if conversations == 1:
@@ -232,7 +247,9 @@ def _drain(run: Run) -> None:
     deadline = time.monotonic() + DRAIN_TIMEOUT
     while Summary.objects.filter(thread__in=run.threads, status="pending").exists():
         if time.monotonic() > deadline:
-            print(f"  ({run.layout}/{run.workload}: memos still pending after the drain)")
+            print(
+                f"  ({run.layout}/{run.lead}/{run.workload}: memos still pending after the drain)"
+            )
             return
         time.sleep(0.5)
     time.sleep(2)  # the last memo's scoring, on the bulk queue
@@ -293,6 +310,7 @@ def report(run: Run) -> dict[str, Any]:
     scored = written.filter(scores__has_key="scorer").count()
     return {
         "layout": run.layout,
+        "lead": run.lead,
         "workload": run.workload,
         "contexts": len(contexts),
         "lost": len(lost),
@@ -308,7 +326,7 @@ def report(run: Run) -> dict[str, Any]:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
-        f"{'layout':<10} {'workload':<13} {'contexts':>8} {'lost middle':>14} "
+        f"{'layout':<10} {'lead':<5} {'workload':<13} {'contexts':>8} {'lost middle':>14} "
         f"{'pending':>8} {'memos':>6} {'lag turns p50/p95':>18} {'lag s p50/p95':>15} "
         f"{'scored/skipped':>15}"
     )
@@ -319,7 +337,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         turns = f"{row['lag_turns'][0]:.0f} / {row['lag_turns'][1]:.0f}"
         seconds = f"{row['lag_seconds'][0]:.2f} / {row['lag_seconds'][1]:.2f}"
         print(
-            f"{row['layout']:<10} {row['workload']:<13} {row['contexts']:>8} {lost:>14} "
+            f"{row['layout']:<10} {row['lead']:<5} {row['workload']:<13} {row['contexts']:>8} "
+            f"{lost:>14} "
             f"{row['pending']:>8.1%} {row['memos']:>6} {turns:>18} {seconds:>15} "
             f"{row['scored']:>7}/{row['skipped']:<7}"
         )
@@ -332,6 +351,7 @@ def main() -> int:
     parser.add_argument("--parallel-turns", type=int, default=100, help="turns each")
     parser.add_argument("--think", type=float, default=1.0, help="seconds before each turn")
     parser.add_argument("--layouts", default="shared,separated")
+    parser.add_argument("--lead", default="off,on", help="memo lead: off, on, or both")
     args = parser.parse_args()
 
     with bench_database(keep_redis=True) as vendor:
@@ -342,18 +362,20 @@ def main() -> int:
         _, _, key = tenant_create(name="pace")
         rows = []
         for layout in args.layouts.split(","):
-            with workers(layout):
-                for workload, conversations, turns, think in (
-                    ("back-to-back", 1, args.turns, 0.0),
-                    ("parallel", args.threads, args.parallel_turns, args.think),
-                ):
-                    run = Run(layout, workload)
-                    started = time.monotonic()
-                    _drive(run, key, conversations, turns, think)
-                    took = time.monotonic() - started
-                    _drain(run)
-                    rows.append(report(run))
-                    print(f"  {layout}/{workload}: {len(run.contexts)} turns in {took:.0f} s")
+            for lead in args.lead.split(","):
+                with workers(layout, lead):
+                    for workload, conversations, turns, think in (
+                        ("back-to-back", 1, args.turns, 0.0),
+                        ("parallel", args.threads, args.parallel_turns, args.think),
+                    ):
+                        run = Run(layout, lead, workload)
+                        started = time.monotonic()
+                        _drive(run, key, conversations, turns, think)
+                        took = time.monotonic() - started
+                        _drain(run)
+                        rows.append(report(run))
+                        done = f"{len(run.contexts)} turns in {took:.0f} s"
+                        print(f"  {layout}/{lead}/{workload}: {done}")
         print()
         print_table(rows)
     return 0
