@@ -726,9 +726,15 @@ class Memo:
 
     def _let_go(self, old: Line, stale: list[str], line: Line) -> None:
         """Let ``old`` go when nothing telling stays once its ``stale`` values are out (what
-        stays the new ``line`` says too, or is weak), else cut the stale values out of it."""
+        stays the new ``line`` says too, or is weak), else cut the stale values out of it. A
+        line of a tool's output goes whole: it is one record (a log line, a field), and what
+        stays of it once its value is stale is its time stamp and label, which carry nothing."""
         kept = [a for a in old.anchors if a not in stale]
-        if not kept or all(a.casefold() in line.keys or strength(a) <= WEAK for a in kept):
+        if (
+            not kept
+            or _from_tool(old)
+            or all(a.casefold() in line.keys or strength(a) <= WEAK for a in kept)
+        ):
             self.lines.remove(old)
         else:
             old.text = _cut(old.text, stale)

@@ -731,3 +731,24 @@ def test_reading_ahead_lets_go_of_a_value_whose_slot_a_later_message_corrects() 
 
     assert "make dist-all" in memo
     assert "make dist-all" not in ahead
+
+
+def test_a_tool_line_whose_value_is_corrected_goes_whole() -> None:
+    memo = _corrected(
+        [("tool", "2031-04-02 09:14:55.120 ERROR [billing] refund reference -> RF-88231")],
+        "Correction: the refund reference is RF-90417, not the one in that log.",
+    )
+
+    assert "RF-90417" in memo
+    assert "RF-88231" not in memo
+    assert "09:14:55" not in memo  # no husk: the record's time stamp and label, its value cut
+
+
+def test_a_users_line_keeps_its_other_value_when_one_is_corrected() -> None:
+    memo = _corrected(
+        [("user", "My locker code is 4471 and my member number is MB-20931.")],
+        "Correction: my locker code is 5580 now.",
+    )
+
+    assert "5580" in memo
+    assert "MB-20931" in memo
