@@ -309,11 +309,12 @@ def _referred(statement: Statement, later: str) -> bool:
 
 
 # Words that announce a correction in a sentence of their own ("Sorry, I gave you the wrong one
-# earlier.", "The date moved:", "I was wrong about the room for the Q3 offsite."); "now" and
-# "new" alone are too common to announce one.
+# earlier.", "The date moved:", "I was wrong about the room for the Q3 offsite.", "Forget the
+# old venue for the offsite."); "now" and "new" alone are too common to announce one.
 ANNOUNCED_CORRECTION = re.compile(
     r"\b(?:actually|correction|wrong|mistake|typo|scratch that|changed? my mind|moved|instead|"
-    r"updated?|changed)\b",
+    r"updated?|changed|forget (?:the|what|that|about)|disregard|ignore (?:the|what|that)|"
+    r"reassigned|renamed)\b",
     re.IGNORECASE,
 )
 

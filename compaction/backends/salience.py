@@ -36,7 +36,9 @@ _INNER_PUNCTUATION = re.compile(r"\w[-_.:#+=@/\\]\w|\w[(\[{]")
 
 CORRECTION = re.compile(
     r"\b(?:actually|correction|corrected|instead|changed|changing|updated?|new|now|no longer|"
-    r"rather than|moved|switch(?:ed)?|replaced?|wrong|mistake|typo|scratch that|not .{1,30} but)\b",
+    r"rather than|moved|switch(?:ed)?|replaced?|wrong|mistake|typo|scratch that|not .{1,30} but|"
+    r"overwrite|disregard|forget (?:the|what|that|about)|ignore (?:the|what|that)|going forward|"
+    r"from now on|reassigned|renamed)\b",
     re.IGNORECASE,
 )
 CLOSURE = re.compile(

@@ -752,3 +752,18 @@ def test_a_users_line_keeps_its_other_value_when_one_is_corrected() -> None:
 
     assert "5580" in memo
     assert "MB-20931" in memo
+
+
+@pytest.mark.parametrize(
+    "correction",
+    [
+        "Forget the old meeting room for the retro. Going forward it's Room B-214.",
+        "Disregard the meeting room I gave you for the retro, it is Room B-214.",
+        "The retro has been reassigned: the meeting room is Room B-214.",
+    ],
+)
+def test_a_correction_in_other_words_replaces_the_value(correction: str) -> None:
+    memo = _corrected([("user", "The meeting room for the retro is Room A-101.")], correction)
+
+    assert "B-214" in memo
+    assert "A-101" not in memo
