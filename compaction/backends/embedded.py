@@ -65,6 +65,7 @@ from compaction.backends.salience import (
     STRONG,
     WEAK,
     Statement,
+    anchors,
     form,
     shape,
     skeleton,
@@ -319,13 +320,22 @@ ANNOUNCED_CORRECTION = re.compile(
 )
 
 
+# The time stamp that opens each record of a log (ISO 8601 date and time, with a fraction and
+# zone if any, then a bracketed or padded source before the level is left as it is).
+LOG_STAMP = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\s+"
+)
+
+
 def cued_statements(role: str, text: str) -> list[Statement]:
     """The statements of a message; a statement right after one that announces a correction
     ("Sorry, I gave you the wrong one earlier.", "I was wrong about the room for the Q3
     offsite.") carries that announcement with it (in ``said``), so it is read as the
     correction of what the announcement names. The announcement may hold values of its own
-    (the matter's name: "Q3")."""
+    (the matter's name: "Q3"). A log's records are read without their time stamps."""
     found = list(statements(role, text))
+    if role == "tool":
+        found = _without_log_stamps(found)
     for index in range(1, len(found)):
         cue = found[index - 1]
         if ANNOUNCED_CORRECTION.search(cue.text) and not cue.asks:
@@ -334,6 +344,24 @@ def cued_statements(role: str, text: str) -> list[Statement]:
                 statement.role, statement.text, statement.anchors, f"{cue.text} {statement.whole}"
             )
     return found
+
+
+def _without_log_stamps(found: list[Statement]) -> list[Statement]:
+    """A tool output most of whose lines open with a time stamp is a log: each record is read
+    without it. The stamp is when the line was written, not what the conversation turns to, and
+    as two strong values it would outweigh the record's own value and cost a dozen tokens in
+    every line the memo keeps."""
+    if 2 * sum(bool(LOG_STAMP.match(s.text)) for s in found) <= len(found):
+        return found
+    records = []
+    for statement in found:
+        text = LOG_STAMP.sub("", statement.text, count=1)
+        records.append(
+            statement
+            if text == statement.text
+            else Statement(statement.role, text, tuple(anchors(text)))
+        )
+    return records
 
 
 def parse_memo(text: str) -> list[Line]:

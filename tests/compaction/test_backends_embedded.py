@@ -767,3 +767,26 @@ def test_a_correction_in_other_words_replaces_the_value(correction: str) -> None
 
     assert "B-214" in memo
     assert "A-101" not in memo
+
+
+def test_a_logs_records_are_kept_without_their_time_stamps() -> None:
+    log = "\n".join(
+        [
+            "2031-02-03T10:00:01.100Z INFO [api] started the worker pool",
+            "2031-02-03T10:00:02.250Z ERROR [api] gateway rejected card token tok_9QmZ41",
+            "2031-02-03T10:00:03.900Z INFO [api] request finished",
+        ]
+    )
+
+    memo = _memo(_sources(("tool", log)))
+
+    assert "ERROR [api] gateway rejected card token tok_9QmZ41" in memo
+    assert "10:00:02" not in memo
+
+
+def test_a_time_stamp_in_a_tool_output_that_is_no_log_stays() -> None:
+    output = "Deploy window confirmed: 2031-02-03 22:00 UTC for release R-2207."
+
+    memo = _memo(_sources(("tool", output)))
+
+    assert "2031-02-03 22:00" in memo
