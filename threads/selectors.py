@@ -22,11 +22,16 @@ from threads.models import Message, Role, Thread
 MESSAGE_TABLE = Message._meta.db_table
 
 
-def thread_get(*, tenant: Tenant, public_id: str) -> Thread:
+def thread_get(*, tenant: Tenant, public_id: str, with_leaf: bool = True) -> Thread:
     """The tenant's thread with this id; another tenant's thread is a 404 like a missing one.
-    The thread comes with ``tenant`` (the one in hand: not read again)."""
+    The thread comes with ``tenant`` (the one in hand: not read again), its profile and system
+    prompt, and its active leaf unless ``with_leaf`` is False (a caller that appends under the
+    thread's lock reads the leaf there: joining it in cost a third of this read)."""
+    related = (
+        ("active_leaf", "profile", "system_prompt") if with_leaf else ("profile", "system_prompt")
+    )
     thread = get_object_or_404(
-        Thread.objects.select_related("active_leaf", "profile", "system_prompt"),
+        Thread.objects.select_related(*related),
         tenant=tenant,
         public_id=public_id,
         deleted_at__isnull=True,
