@@ -9,6 +9,7 @@ from django.db.models import Q
 from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey, BaseAPIKeyManager
 
+from convmem.db import model_columns, model_from_row
 from convmem.tokens import UnknownEncoding, validate_encoding
 
 SCOPE_EXPORT = "export"
@@ -49,30 +50,11 @@ class ApiKeyManager(BaseAPIKeyManager):
         if row is None:
             raise self.model.DoesNotExist("No usable API key has this prefix.")
         key_fields = len(self.model._meta.concrete_fields)
-        api_key = _instance(self.model, row[:key_fields])
-        api_key.tenant = _instance(Tenant, row[key_fields:])
+        api_key = model_from_row(self.model, row[:key_fields])
+        api_key.tenant = model_from_row(Tenant, row[key_fields:])
         if not api_key.is_valid(key):
             raise self.model.DoesNotExist("Key is not valid.")
         return api_key
-
-
-def _columns(model: type[models.Model], alias: str) -> str:
-    return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
-
-
-def _instance(model: type[models.Model], values: tuple) -> models.Model:
-    """``model`` from its concrete fields' column values, converted as the ORM converts them."""
-    fields = model._meta.concrete_fields
-    converted = []
-    for field, value in zip(fields, values, strict=True):
-        column = field.get_col(model._meta.db_table)
-        for convert in [
-            *connection.ops.get_db_converters(column),
-            *column.get_db_converters(connection),
-        ]:
-            value = convert(value, column, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, [f.attname for f in fields], converted)
 
 
 class ApiKey(AbstractAPIKey):
@@ -96,7 +78,7 @@ class ApiKey(AbstractAPIKey):
 
 # ``ApiKeyManager.get_from_key``'s read: ``get_usable_keys`` with the prefix, tenant joined.
 _USABLE_KEY_SQL = (
-    f"SELECT {_columns(ApiKey, 'k')}, {_columns(Tenant, 't')} "
+    f"SELECT {model_columns(ApiKey, 'k')}, {model_columns(Tenant, 't')} "
     f"FROM {ApiKey._meta.db_table} k JOIN {Tenant._meta.db_table} t ON t.id = k.tenant_id "
     "WHERE k.prefix = %s AND NOT k.revoked AND (k.expiry_date IS NULL OR k.expiry_date > %s)"
 )
