@@ -127,16 +127,28 @@ def _corrected_later(found: Mapping[int, "_Candidate"], hits: Iterable) -> set[i
         if len(ids) <= PER_TERM:  # a word common in the thread tells nothing (see ``_ranked``)
             for message_id in ids:
                 words[message_id].add(term)
+    # Whether a user's candidate corrects is asked only of one that holds every word of an
+    # older candidate (the cheap test): no other can pass anything over, and finding a
+    # statement's anchors is recall's costliest step.
     correcting = [
         (candidate.depth, words[pk])
         for pk, candidate in found.items()
-        if candidate.role == Role.USER and gives_correction(candidate.payload.content or "")
+        if candidate.role == Role.USER
+        and _holds_an_older(candidate.depth, words[pk], found, words)
+        and gives_correction(candidate.payload.content or "")
     ]
     return {
         pk
         for pk, candidate in found.items()
         if any(depth > candidate.depth and words[pk] <= said for depth, said in correcting)
     }
+
+
+def _holds_an_older(
+    depth: int, said: set[str], found: Mapping[int, "_Candidate"], words: Mapping[int, set[str]]
+) -> bool:
+    """Whether a candidate older than ``depth`` holds no word of the turn outside ``said``."""
+    return any(other.depth < depth and words[pk] <= said for pk, other in found.items())
 
 
 def _current_user_turn(rows: Sequence[StretchRow]) -> StretchRow | None:

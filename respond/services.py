@@ -47,7 +47,7 @@ from auditlog.events import Actor
 from compaction.context import Assembly, RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord
 from compaction.replay import assembly_replay
-from convmem.db import statements_execute
+from convmem.db import model_columns, model_from_row, statements_execute
 from convmem.errors import (
     AnswerTooLong,
     ApiError,
@@ -62,6 +62,7 @@ from convmem.errors import (
     RunLost,
     ThreadBusy,
 )
+from convmem.models import ModelProfile, Tenant
 from convmem.profiles import profile_setting
 from convmem.tokens import count_tokens
 from respond import events as run_events
@@ -198,16 +199,25 @@ def _emit_outcome(
     )
 
 
+# ``_answer_running``'s read, written out: compiling the ORM's ``exists()`` cost twice as much
+# as running it, before every first token.
+_RUNNING_SQL = (
+    "SELECT 1 FROM {run} WHERE thread_id = %s AND status = %s AND leased_until >= %s "
+    "AND id <> %s LIMIT 1"
+)
+
+
 def _answer_running(*, thread_id: int, other_than: int | None = None) -> bool:
     """Whether a run on the thread is being answered (under a live lease). Callers hold the
     thread row lock, so two requests on one thread see each other's runs: the second waits
     for the first's transaction and then finds its run."""
-    live = RespondRun.objects.filter(
-        thread_id=thread_id, status=Status.STREAMING, leased_until__gte=timezone.now()
-    )
-    if other_than is not None:
-        live = live.exclude(pk=other_than)
-    return live.exists()
+    sql = _RUNNING_SQL.format(run=connection.ops.quote_name(RespondRun._meta.db_table))
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    # Primary keys start at 1: 0 excludes no run.
+    params = [thread_id, Status.STREAMING.value, now, other_than or 0]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone() is not None
 
 
 def _take_over(run: RespondRun, *, queued: bool) -> int | None:
@@ -846,9 +856,7 @@ def _worker_answering(
     None reads nothing), and a resumed one reads it when it stores its own, after the stream;
     joining it made PostgreSQL plan a seven-table join before every first token (0.9 ms of
     planning against 0.4 for six)."""
-    run = RespondRun.objects.select_related(
-        "thread__profile", "thread__tenant", "user_message", "assembly"
-    ).get(pk=run_id)
+    run = _worker_run_read(run_id)
     record = run.assembly
     replay = assembly_replay(assembly=record, items=items, rendered=rendered)
     if items is not None and not replay.matches:
@@ -873,6 +881,45 @@ def _worker_answering(
         assembly=assembly,
         context=TurnContext(max_tokens=run.max_tokens, temperature=run.temperature),
     )
+
+
+# ``_worker_run_read``: the run with its thread (and the thread's profile and tenant), its user
+# turn and its input's record, as the ORM's ``select_related`` joined them, written out.
+_WORKER_RUN_SQL = (
+    f"SELECT {model_columns(RespondRun, 'r')}, {model_columns(Thread, 't')}, "
+    f"{model_columns(ModelProfile, 'p')}, {model_columns(Tenant, 'n')}, "
+    f"{model_columns(Message, 'u')}, {model_columns(AssemblyRecord, 'a')} "
+    f"FROM {RespondRun._meta.db_table} r "
+    f"JOIN {Thread._meta.db_table} t ON t.id = r.thread_id "
+    f"LEFT JOIN {ModelProfile._meta.db_table} p ON p.id = t.profile_id "
+    f"JOIN {Tenant._meta.db_table} n ON n.id = t.tenant_id "
+    f"JOIN {Message._meta.db_table} u ON u.id = r.user_message_id "
+    f"LEFT JOIN {AssemblyRecord._meta.db_table} a ON a.id = r.assembly_id "
+    "WHERE r.id = %s"
+)
+
+
+def _worker_run_read(run_id: int) -> RespondRun:
+    """The run a worker generates, with what it needs joined in (one statement): compiling
+    the ORM's six-table ``select_related`` cost more than running it, before the first
+    token."""
+    with connection.cursor() as cursor:
+        cursor.execute(_WORKER_RUN_SQL, [run_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise RespondRun.DoesNotExist(f"No run {run_id}.")
+    models = (RespondRun, Thread, ModelProfile, Tenant, Message, AssemblyRecord)
+    instances = []
+    start = 0
+    for model in models:
+        values = row[start : start + len(model._meta.concrete_fields)]
+        start += len(values)
+        # A left join's NULLs (each model's primary key is its first column): no such row.
+        instances.append(model_from_row(model, values) if values[0] is not None else None)
+    run, thread, profile, tenant, user_message, assembly = instances
+    thread.profile, thread.tenant = profile, tenant
+    run.thread, run.user_message, run.assembly = thread, user_message, assembly
+    return run
 
 
 def _run_event(seq: int, event: Event, answering: Answering) -> RunEvent:

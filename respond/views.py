@@ -272,7 +272,8 @@ class RespondView(APIView):
         },
     )
     def post(self, request: Request, thread_id: str) -> Response | StreamingHttpResponse:
-        thread = thread_get(tenant=tenant_of(request), public_id=thread_id)
+        # The turn is appended under the thread's lock, which reads the leaf it needs.
+        thread = thread_get(tenant=tenant_of(request), public_id=thread_id, with_leaf=False)
         data = RespondRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data

@@ -378,6 +378,27 @@ def thread_term_hits(
         return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
 
 
+# Each term's hits, through the GIN index (one parameterised scan a term). The thread is a
+# lexeme of the document, so the index alone finds the term's messages in this thread. ``+ 0``:
+# the thread, id and depth are checked on the rows it finds, never used to pick an index —
+# through a (thread, …) btree the planner would compute the document of every message of the
+# thread (it cannot tell what that costs, with statistics or without). The terms come as an
+# array, with their blind queries (sealed messages) or NULL: one copy of the document's
+# expression to parse and plan, where a branch per term (a UNION ALL) made planning cost
+# twice the run.
+_PG_TERM_HITS = f"""
+SELECT t.term, m.id, m.depth FROM unnest(%s::text[], %s::text[]) AS t(term, blind)
+CROSS JOIN LATERAL (
+    SELECT id, depth FROM {MESSAGE_TABLE} WHERE thread_id + 0 = %s AND id + 0 < %s
+    AND depth + 0 < %s AND erased_at IS NULL
+    AND {SEARCH_DOCUMENT} @@ ((CASE WHEN t.blind IS NULL
+        THEN plainto_tsquery('{PG_CONFIG}', t.term)
+        ELSE plainto_tsquery('{PG_CONFIG}', t.term) || t.blind::tsquery END) && %s::tsquery)
+    LIMIT %s
+) m
+"""
+
+
 def thread_term_hits_sql(
     *,
     thread_id: int,
@@ -391,32 +412,20 @@ def thread_term_hits_sql(
     blind = {
         term: [query] for term, query in blind_index.blind_query_each(list(terms), key_id).items()
     }
+    if connection.vendor == "postgresql":
+        blinds = [_pg_blind(blind[term]) if term in blind else None for term in terms]
+        params = [list(terms), blinds, thread_id, below_id, below_depth]
+        return _PG_TERM_HITS, [*params, _thread_lexeme(thread_id), per_term]
     selects = []
     params: list[Any] = []
     for term in terms:
-        if connection.vendor == "postgresql":
-            tsquery, tsquery_params = _pg_tsquery([term], blind.get(term, ()))
-            selects.append(
-                # The thread is a lexeme of the document, so the GIN index alone finds the
-                # term's messages in this thread. ``+ 0``: the thread, id and depth are checked
-                # on the rows it finds, never used to pick an index — through a (thread, …)
-                # btree the planner would compute the document of every message of the thread
-                # (it cannot tell what that costs, with statistics or without).
-                f"(SELECT %s, id, depth FROM {MESSAGE_TABLE} WHERE thread_id + 0 = %s "
-                f"AND id + 0 < %s AND depth + 0 < %s AND erased_at IS NULL "
-                f"AND {SEARCH_DOCUMENT} @@ ({tsquery} && %s::tsquery) "
-                "LIMIT %s)"
-            )
-            params += [term, thread_id, below_id, below_depth, *tsquery_params]
-            params += [_thread_lexeme(thread_id), per_term]
-        else:
-            selects.append(
-                f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
-                f"JOIN {MESSAGE_TABLE} m ON m.id = f.rowid WHERE {FTS_TABLE} MATCH %s "
-                "AND f.rowid < %s AND m.depth < %s ORDER BY f.rowid LIMIT %s)"
-            )
-            match = _fts_match([term], thread_id, blind.get(term, ()))
-            params += [term, match, below_id, below_depth, per_term]
+        selects.append(
+            f"SELECT * FROM (SELECT %s, m.id, m.depth FROM {FTS_TABLE} f "
+            f"JOIN {MESSAGE_TABLE} m ON m.id = f.rowid WHERE {FTS_TABLE} MATCH %s "
+            "AND f.rowid < %s AND m.depth < %s ORDER BY f.rowid LIMIT %s)"
+        )
+        match = _fts_match([term], thread_id, blind.get(term, ()))
+        params += [term, match, below_id, below_depth, per_term]
     return " UNION ALL ".join(selects), params
 
 

@@ -136,10 +136,19 @@ def gives_correction(text: str) -> bool:
     "changed to", "instead"…) and asks nothing: ``Statement.corrects`` with anchors and not
     ``asks``, the cheap tests first (finding anchors is the costly part, and recall asks this
     of every candidate on the hot path)."""
+    if not _has_correction_words(text):
+        return False
     return any(
         CORRECTION.search(piece) and not piece.endswith(("?", "？")) and anchors(piece)  # noqa: RUF001
         for piece in _sentences(text)
     )
+
+
+def _has_correction_words(text: str) -> bool:
+    """Whether any statement of ``text`` could have a correction's words: each statement is a
+    span of ``text`` with its blanks collapsed, so one regex search over the whole answers a
+    no for all of them (the usual answer) without splitting ``text`` into statements."""
+    return CORRECTION.search(" ".join(text.split())) is not None
 
 
 def _sentences(text: str) -> Iterator[str]:

@@ -60,3 +60,23 @@ def test_a_later_correction_of_another_thing_leaves_the_message_recalled(acme):
 
     assert fact.public_id in response.data["sections"]["recalled"]
     assert [t for t in recalled_texts(response) if "5521-KX" in t]
+
+
+def test_a_correction_passes_over_only_what_is_older_than_it(acme):
+    """The correction said first and a plain statement of the same thing later: nothing newer
+    corrects either, so both are recalled."""
+    thread = services.thread_create(tenant=acme.tenant, actor=SYSTEM, user_ref="user-1")
+    grow(thread, 2)
+    correction = say(thread, "user", CORRECTION)
+    say(thread, "assistant", "Noted.")
+    grow(thread, 100, start=4)
+    fact = say(thread, "user", FACT)
+    say(thread, "assistant", "Noted.")
+    grow(thread, 100, start=106)
+    say(thread, "user", QUESTION)
+
+    response = post_context(acme.client, thread, **BUDGET)
+
+    recalled = response.data["sections"]["recalled"]
+    assert correction.public_id in recalled
+    assert fact.public_id in recalled
