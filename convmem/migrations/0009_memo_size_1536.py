@@ -5,15 +5,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('convmem', '0008_data_keys'),
+        ("convmem", "0008_data_keys"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='modelprofile',
-            name='memo_max_tokens',
-            field=models.PositiveIntegerField(default=1536, validators=[django.core.validators.MinValueValidator(16)]),
+            model_name="modelprofile",
+            name="memo_max_tokens",
+            field=models.PositiveIntegerField(
+                default=1536, validators=[django.core.validators.MinValueValidator(16)]
+            ),
         ),
     ]
