@@ -122,7 +122,8 @@ def row_insert_unflushed(row: Model) -> None:
 def model_columns(model: type[Model], alias: str) -> str:
     """The columns of ``model``'s concrete fields, in field order, of the table as ``alias``:
     the select list of a written read that ``model_from_row`` turns back into an instance."""
-    return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
+    quote = connection.ops.quote_name
+    return ", ".join(f"{alias}.{quote(f.column)}" for f in model._meta.concrete_fields)
 
 
 def model_from_row(model: type[Model], values: Sequence[Any]) -> Model:
