@@ -22,7 +22,8 @@ the same key (which takes the run over once its lease is out) until it is done, 
 process group every ``--worker-kill-every`` seconds (and starts a new one), and one gunicorn
 worker every ``--web-kill-every`` seconds (the master starts another).
 
-Afterwards (once no run is left streaming, or ``--settle`` seconds), per thread, from the rows:
+Afterwards (the killing stopped, the workers still up to finish what the clients stopped
+waiting for; once no run is left streaming, or ``--settle`` seconds), per thread, from the rows:
 
 - every user turn a client sent is stored at most once, and once on the active path if the
   server acknowledged it (``turn`` event or ``done``); the path alternates user -> answer;
@@ -277,8 +278,13 @@ class Killer(threading.Thread):
         self.kills["web"] += 1
 
     def stop(self) -> None:
+        """Stop killing. The generation workers stay up: a run a client stopped waiting for
+        is still the service's to finish, and the verification waits for it."""
         self.done.set()
-        self.join()
+        if self.is_alive():
+            self.join()
+
+    def close(self) -> None:
         for worker in self.workers:
             stop(worker)
 
@@ -484,6 +490,8 @@ def main() -> int:
         "CONVMEM_CHAT_MODEL": CHAT_MODEL,
         "CONVMEM_RESPOND_IN_WORKER": "1",
         "CONVMEM_RESPOND_LEASE_SECONDS": str(args.lease),
+        # Runs no client re-asks for (it gave up) are swept up at the lease's pace too.
+        "CONVMEM_RESPOND_TAKEOVER_SECONDS": str(args.lease),
         # A killed worker's deliveries come back soon (they find their attempt taken over).
         "CELERY_VISIBILITY_TIMEOUT": "10",
         # A key left in flight by a killed web worker is taken over as soon (default 60 s).
@@ -529,8 +537,10 @@ def main() -> int:
         if args.json:
             args.json.write_text(json.dumps(result, indent=2))
     finally:
-        if killer is not None and not killer.done.is_set():
-            killer.stop()
+        if killer is not None:
+            if not killer.done.is_set():
+                killer.stop()
+            killer.close()
         if worker is not None:
             stop(worker)
         if web is not None:

@@ -154,10 +154,6 @@ def _queued_lease_end() -> Any:
     return timezone.now() + timedelta(seconds=settings.CONVMEM_RESPOND_QUEUE_SECONDS)
 
 
-def _first_lease_end(*, queued: bool) -> Any:
-    return _queued_lease_end() if queued else _lease_end()
-
-
 def _lock_claim(run: RespondRun, attempt: int) -> RespondRun | None:
     """The run row, locked, if ``attempt`` still holds it; else None."""
     return (
@@ -220,12 +216,16 @@ def _answer_running(*, thread_id: int, other_than: int | None = None) -> bool:
         return cursor.fetchone() is not None
 
 
-def _take_over(run: RespondRun, *, queued: bool) -> int | None:
+def _take_over(run: RespondRun) -> int | None:
     """Claim a run nobody is answering; a conditional UPDATE picks one winner. Returns the new
     attempt, or None if a live request holds it (or it completed meanwhile). Raises
     ``ThreadBusy`` when another key's answer is running on the thread (one at a time).
-    ``queued``: the new attempt waits in the broker's queue for a worker (its lease is the
-    queue's, ``_queued_lease_end``)."""
+
+    The new attempt's lease is a generating one's (``_lease_end``) even when a worker is to
+    answer it: it becomes the queue's only once its task is sent (``respond_dispatch``). The
+    claim commits before the send, so a process killed between the two leaves a run that is
+    taken over again within a lease, not one that waits ``CONVMEM_RESPOND_QUEUE_SECONDS`` for
+    a task nobody queued."""
     now = timezone.now()
     claimable = Q(status__in=[Status.INTERRUPTED, Status.FAILED]) | Q(
         status=Status.STREAMING, leased_until__lt=now
@@ -239,7 +239,7 @@ def _take_over(run: RespondRun, *, queued: bool) -> int | None:
         taken = RespondRun.objects.filter(claimable, pk=run.pk, attempt=run.attempt).update(
             status=Status.STREAMING,
             attempt=F("attempt") + 1,
-            leased_until=_first_lease_end(queued=queued),
+            leased_until=_lease_end(),
             error_code="",
             updated_at=now,
         )
@@ -320,7 +320,7 @@ def _begin(
         thread=thread,
         user_message=user,
         assembly=assembly.record,
-        leased_until=_first_lease_end(queued=settings.CONVMEM_RESPOND_IN_WORKER),
+        leased_until=_queued_lease_end() if settings.CONVMEM_RESPOND_IN_WORKER else _lease_end(),
         in_worker=settings.CONVMEM_RESPOND_IN_WORKER,
         actor_type=actor.type,
         actor_id=actor.id,
@@ -423,7 +423,7 @@ def respond_start(
     )
     if run.status == Status.COMPLETE:
         return Answering(run=run, thread=thread, actor=actor)
-    attempt = _take_over(run, queued=settings.CONVMEM_RESPOND_IN_WORKER)
+    attempt = _take_over(run)
     if attempt is None:
         run.refresh_from_db()
         if run.status == Status.COMPLETE:
@@ -773,7 +773,16 @@ def respond_dispatch(answering: Answering) -> int:
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
+    _queued_lease_hold(answering.run.pk, answering.attempt)
     return after
+
+
+def _queued_lease_hold(run_pk: int, attempt: int) -> None:
+    """The queue's lease for an attempt whose task is sent (see ``_take_over``), unless a
+    worker has started it already: its generating lease is the worker's to renew."""
+    RespondRun.objects.filter(
+        pk=run_pk, attempt=attempt, status=Status.STREAMING, started_attempt__lt=attempt
+    ).update(leased_until=_queued_lease_end())
 
 
 def _claim(run_id: int, attempt: int) -> bool:
@@ -1189,10 +1198,11 @@ def orphans_take_over() -> int:
 def _queued_runs_expire() -> int:
     """End ``failed`` (``run_expired_in_queue``) every run no worker started within its
     queued lease (``CONVMEM_RESPOND_QUEUE_SECONDS``): its task was lost, or the queue is that
-    far behind. It is not queued again (at the back of a long queue it would wait as long
-    again); its stream ends with the error, ``response.failed`` is sent, the thread is free,
-    and a retry of the key queues a new attempt. Its task, if it arrives later, finds the run
-    ended and does nothing. Returns how many were ended."""
+    far behind; or within a lease of its takeover, when the process that took it over died
+    before it sent the task (``_take_over``). It is not queued again (at the back of a long
+    queue it would wait as long again); its stream ends with the error, ``response.failed``
+    is sent, the thread is free, and a retry of the key queues a new attempt. Its task, if it
+    arrives later, finds the run ended and does nothing. Returns how many were ended."""
     expired = RespondRun.objects.filter(
         in_worker=True,
         status=Status.STREAMING,
@@ -1240,7 +1250,7 @@ def _queued_run_expire(run: RespondRun) -> bool:
 def _orphan_take_over(run: RespondRun) -> bool:
     try:
         # Queued again when its dead attempt streamed nothing; else ended in this pass.
-        attempt = _take_over(run, queued=True)
+        attempt = _take_over(run)
     except ThreadBusy:
         # Another key's answer started on the thread since (this run's lease ran out).
         attempt = None

@@ -9,7 +9,10 @@ while a worker consumes its queue (``bulk``), and is called as beat's task does 
   a run waiting in the broker longer than the lease still holds its thread, a retry of its key
   re-attaches, and the worker that comes to it generates it (attempt 1). Past the queue's
   lease beat ends it ``failed`` (``run_expired_in_queue``) and a retry of the key queues it
-  again; the first task, when it comes, does nothing.
+  again; the first task, when it comes, does nothing. That retried attempt, once its task is
+  sent, also waits in the queue longer than a lease.
+- A takeover whose request is killed after its claim and before it sends the task holds the
+  run for a lease only: then a retry of the key takes it over again and a worker answers it.
 - The takeover runs on ``bulk``: a worker consuming only that queue, and no generation worker
   at all (all dead), takes over a run whose worker died and keeps its partial answer; or,
   when the run's question was erased since, keeps nothing and ends it ``cancelled``.
@@ -29,6 +32,7 @@ from django.db import connection
 from django.utils import timezone
 
 from respond import events as run_events
+from respond import services
 from respond.models import RespondRun
 from respond.tasks import take_over_orphaned_runs
 from tests.compaction.helpers import wait_for
@@ -158,6 +162,76 @@ def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
         ended = _ended(thread)
         wait_for(queue_drained, timeout=30)
     assert (ended.status, ended.attempt) == ("complete", 2)
+    assert len(chat.requests) == 1
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
+
+
+def _run_expired_in_queue(acme, thread, settings: Any) -> dict[str, Any]:
+    """Attempt 1 of key ``k1``, ended ``failed`` by beat's pass: no worker started it within
+    a queue lease of a second. Its task stays queued (it finds its attempt ended)."""
+    settings.CONVMEM_RESPOND_QUEUE_SECONDS = 1
+    run = _post(acme, thread, "k1").data
+    time.sleep(2)
+    assert take_over_orphaned_runs() == 1
+    settings.CONVMEM_RESPOND_QUEUE_SECONDS = 600
+    return run
+
+
+def test_a_retried_run_waits_in_the_queue_longer_than_the_lease(acme, chat, settings: Any):
+    """A retry takes the run over (attempt 2) and queues it; once its task is sent its lease
+    is the queue's, so waiting for a worker longer than a lease does not end it."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
+    thread = make_thread(acme.tenant)
+    run = _run_expired_in_queue(acme, thread, settings)
+
+    assert _post(acme, thread, "k1").status_code == 202
+    time.sleep(SILENCE)
+    assert take_over_orphaned_runs() == 0
+    assert _post(acme, thread, "k1").status_code == 202  # re-attaches
+    with start_worker(worker_env(chat), purge=False):
+        ended = _ended(thread)
+        wait_for(queue_drained, timeout=30)
+    assert (ended.status, ended.attempt) == ("complete", 2)
+    assert len(chat.requests) == 1
+    assert run["id"] == ended.public_id
+
+
+class _Killed(BaseException):
+    """The request is killed at this point: nothing after it runs and nothing is released,
+    as far as the rows and the broker can tell (a SIGKILL of a web worker)."""
+
+
+def test_a_takeover_killed_before_it_queued_its_task_is_taken_over_again_within_a_lease(
+    acme, chat, settings: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """The takeover commits its claim (attempt 2), then its request dies before sending the
+    task: within a lease a retry of the key still re-attaches; after it, the retry takes the
+    run over (attempt 3) and a worker answers it, once."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
+    thread = make_thread(acme.tenant)
+    _run_expired_in_queue(acme, thread, settings)
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise _Killed
+
+    monkeypatch.setattr(services, "_queue_generation", killed)
+    with pytest.raises(_Killed):
+        _post(acme, thread, "k1")
+    monkeypatch.undo()
+    claimed = RespondRun.objects.get(thread=thread)
+    assert (claimed.status, claimed.attempt) == ("streaming", 2)
+    assert _post(acme, thread, "k1").status_code == 202
+    assert RespondRun.objects.get(thread=thread).attempt == 2
+
+    time.sleep(LEASE + 0.5)
+    assert _post(acme, thread, "k1").status_code == 202
+    with start_worker(worker_env(chat), purge=False):
+        ended = _ended(thread)
+        wait_for(queue_drained, timeout=30)
+    assert (ended.status, ended.attempt) == ("complete", 3)
     assert len(chat.requests) == 1
     answers = Message.objects.filter(thread=thread, role="assistant")
     assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
