@@ -755,6 +755,17 @@ def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) 
         raise QueueUnavailable from error
 
 
+def respond_first_turn(answering: Answering) -> RunEvent | None:
+    """The ``turn`` event of a first attempt this request has just queued, as its worker will
+    append it to the run's stream (sequence 1): a relay sends it at once, with the response's
+    headers, rather than when a worker picks the run up (a busy queue may take long); it then
+    relays after it. None for a re-attach, a takeover or a replay, whose relays read every
+    event from the stream."""
+    if answering.attached or answering.resumed or answering.replayed:
+        return None
+    return _run_event(1, Started(run=answering.run, replayed=False, resumed=False), answering)
+
+
 def respond_dispatch(answering: Answering) -> int:
     """Queue the generation of a resumed attempt (a first attempt was queued with its user
     turn, in ``_begin``). Returns the sequence number the attempt's events come after (0 for a

@@ -145,8 +145,14 @@ def _relayed(run: RespondRun, thread: Thread, after: int) -> Iterator[tuple[int,
     )
 
 
-def _relay_stream(run: RespondRun, thread: Thread, after: int) -> Iterator[bytes]:
-    """SSE of ``_relayed``. The client going away closes this generator: the run goes on."""
+def _relay_stream(
+    run: RespondRun, thread: Thread, after: int, first: run_events.RunEvent | None = None
+) -> Iterator[bytes]:
+    """SSE of ``_relayed``, after ``first`` (sent before anything is read) when given. The
+    client going away closes this generator: the run goes on."""
+    if first is not None:
+        yield _sse(first.name, first.data, first.seq)
+        after = first.seq
     try:
         for seq, name, data in _relayed(run, thread, after):
             yield _sse(name, data, seq)
@@ -344,7 +350,8 @@ def _answer_from_worker(
     if fields["background"]:
         return Response(_run_data(run, thread), status=202, headers=headers)
     if fields["stream"]:
-        return _sse_response(_relay_stream(run, thread, after), headers)
+        first = services.respond_first_turn(answering)
+        return _sse_response(_relay_stream(run, thread, after, first), headers)
     return _relay_json(run, thread, headers, after)
 
 

@@ -22,7 +22,9 @@ that transaction) waits for the commit and generates at once, without a retry.
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from itertools import chain
 from typing import Any
 
 import pytest
@@ -132,6 +134,34 @@ def test_a_run_queued_longer_than_the_lease_waits_for_its_worker(acme, chat, set
     assert (ended.status, ended.attempt) == ("complete", 1)
     assert len(chat.requests) == 1
     _assert_one_answer_from_one_attempt(acme, thread, run["id"])
+
+
+def test_a_queued_run_streams_its_turn_before_a_worker_starts_it(acme, chat, settings: Any):
+    """The ``turn`` event leaves with the response's headers, made from the rows in hand, while
+    the run still waits in the queue: the client knows its turn is stored, and the run's id.
+    The worker's own ``turn`` (sequence 1 of the run's stream) is the same event, not sent
+    again."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    thread = make_thread(acme.tenant)
+    response = _post(acme, thread, "k1", background=False, stream=True)
+    assert response.status_code == 200
+    chunks = iter(response.streaming_content)
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        first = pool.submit(next, chunks).result(timeout=10)  # no worker is running
+    finally:
+        pool.shutdown(wait=False)
+
+    with start_worker(worker_env(chat), purge=False):
+        seen = sse(chain([first], chunks))
+        wait_for(queue_drained, timeout=30)
+    assert [e["id"] for e in seen] == list(range(1, len(seen) + 1))
+    assert [e["event"] for e in seen].count("turn") == 1
+    assert (seen[0]["event"], seen[-1]["event"]) == ("turn", "done")
+    assert text_of(seen) == REPLY
+    stream = sse(acme.client.get(_events_url(thread, seen[0]["data"]["run_id"])).streaming_content)
+    assert stream[0] == seen[0]
+    assert len(chat.requests) == 1
 
 
 def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
