@@ -6,7 +6,7 @@ import asyncio
 
 import httpx
 import pytest
-from convmem_client import APIError, Client, RespondResult, Run
+from convmem_client import APIError, AsyncClient, Client, RespondResult, Run
 from django.conf import settings as django_settings
 
 from tests.client.conftest import BUDGET, FAST
@@ -62,6 +62,34 @@ def test_a_background_answer_is_followed_through_its_events(connect, proxy, acme
 
     replayed = api.respond(thread.id, question, idempotency_key=run.idempotency_key, **BUDGET)
     assert replayed.assistant_message.id == done.assistant_message.id
+
+
+def test_cuts_that_each_bring_the_answer_on_do_not_use_the_retries_up(connect, proxy, acme, chat):  # noqa: F811
+    """With one retry allowed, a stream cut three times in a row still completes when each
+    connection brought newer events than any before: the relay of a run (continued after the
+    last id seen), and a streamed answer re-opened with its key (each re-open relays the run
+    from its start, cut a little further on each time). A client of its own for each stream,
+    so that each starts on a new connection through the proxy."""
+    chat.configure(chunk_delay=0.02)
+    api = connect(acme)
+    thread = api.create_thread("user-42")
+    run = api.respond(thread.id, "Where is my parcel?", background=True, **BUDGET)
+
+    proxy.cut_each_at(b"event: token", [3, 3, 3])  # two tokens a connection
+    events = list(connect(acme, base_url=proxy.url, max_retries=1).run_events(thread.id, run.id))
+    assert proxy.connections == 4
+    assert [int(e.id) for e in events] == list(range(1, len(events) + 1))
+    assert "".join(e.text for e in events) == REPLY
+
+    proxy.cut_each_at(b"event: token", [3, 5, 7])
+    flaky = connect(acme, base_url=proxy.url, max_retries=1)
+    stream = flaky.respond_stream(thread.id, "And the refund?", **BUDGET)
+    events = list(stream)
+    assert proxy.connections == 8
+    assert [e.type for e in events].count("restart") == 3
+    assert stream.result is not None
+    assert stream.result.assistant_message.content == REPLY
+    assert len(chat.requests) == 2
 
 
 def test_a_streamed_answer_names_its_run(connect, acme, chat):  # noqa: F811
@@ -121,3 +149,27 @@ def test_the_async_client_follows_a_background_answer(connect_async, acme, chat)
     assert "".join(e.text for e in events) == REPLY
     assert stored.state == "completed"
     assert stored.assistant_message_id == events[-1].result.assistant_message.id
+
+
+def test_the_async_client_outlives_cuts_that_each_bring_the_answer_on(
+    connect_async,
+    proxy,
+    acme,
+    chat,  # noqa: F811
+):
+    """As the sync client above: one retry allowed, three cuts in a row, each after two new
+    tokens of the run's relay (read by a client of its own, on new connections)."""
+    chat.configure(chunk_delay=0.02)
+
+    async def scenario() -> list:
+        async with connect_async(acme) as api:
+            thread = await api.create_thread("user-42")
+            run = await api.respond(thread.id, "Hello?", background=True, **BUDGET)
+        proxy.cut_each_at(b"event: token", [3, 3, 3])
+        async with AsyncClient(proxy.url, acme.key, **{**FAST, "max_retries": 1}) as flaky:
+            return [event async for event in flaky.run_events(thread.id, run.id)]
+
+    events = asyncio.run(scenario())
+    assert proxy.connections == 4
+    assert [int(e.id) for e in events] == list(range(1, len(events) + 1))
+    assert "".join(e.text for e in events) == REPLY

@@ -6,7 +6,9 @@ connections are closed as soon as they are accepted (the request never reaches t
 went through to the client (the server did the work, the client lost the answer, or part of a
 stream). ``cut_next_at(marker, nth)``: the next connection is cut just before the ``nth``
 occurrence of ``marker`` in the answer (e.g. before the third ``event: token``: the client got
-exactly two tokens, whatever the chunking). ``connections`` counts the connections accepted.
+exactly two tokens, whatever the chunking). ``cut_each_at(marker, nths)``: the next
+``len(nths)`` connections are cut so, each at its own ``nth``. ``connections`` counts the
+connections accepted.
 
     with FlakyProxy(("127.0.0.1", 8000)) as proxy: ... proxy.url ...
 """
@@ -29,6 +31,7 @@ class FlakyProxy:
         self._drops = 0
         self._cut_after: int | None = None
         self._cut_at: tuple[bytes, int] | None = None
+        self._cuts_each: list[tuple[bytes, int]] = []
         self.connections = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._stopping = threading.Event()
@@ -49,6 +52,10 @@ class FlakyProxy:
     def cut_next_at(self, marker: bytes, nth: int) -> None:
         with self._lock:
             self._cut_at = (marker, nth)
+
+    def cut_each_at(self, marker: bytes, nths: list[int]) -> None:
+        with self._lock:
+            self._cuts_each = [(marker, nth) for nth in nths]
 
     def __enter__(self) -> FlakyProxy:
         self._thread.start()
@@ -71,6 +78,8 @@ class FlakyProxy:
                 self._drops -= drop
                 cut_after, self._cut_after = self._cut_after, None
                 cut_at, self._cut_at = self._cut_at, None
+                if cut_at is None and self._cuts_each:
+                    cut_at = self._cuts_each.pop(0)
             if drop:
                 client.close()
                 continue

@@ -61,6 +61,12 @@ def stream_error(data: dict[str, Any], key: str | None) -> APIError:
     )
 
 
+def event_seq(event_id: str | None) -> int:
+    """An event's number (its ``id:``; the server numbers a run's events 1, 2, …), 0 when it
+    has none (an answer generated in the request)."""
+    return int(event_id) if event_id and event_id.isdigit() else 0
+
+
 def resumable(error: APIError) -> bool:
     """An error event a retry with the same key completes (the model failed mid-answer, the
     worker generating the answer stopped: ``run_lost``)."""

@@ -13,7 +13,7 @@ from httpx_sse import EventSource
 
 from . import _core as core
 from ._core import UNSET, Call, CallOptions, Retries, WriteOptions, as_is
-from ._stream import StreamEvent, resumable, stream_error
+from ._stream import StreamEvent, event_seq, resumable, stream_error
 from ._version import __version__
 from .client import _connection_error, _respond_body
 from .errors import APIConnectionError
@@ -722,6 +722,10 @@ class AsyncClient:
     async def _stream(self, call: Call) -> AsyncIterator[StreamEvent]:
         attempt, last_id, server_retry = 0, None, None
         shown = False
+        # The highest event number a connection brought. A connection cut after it brought
+        # newer events does not count against ``max_retries``: the answer moved on, so a long
+        # one outlives any number of cuts. A resumable ``error`` event (``run_lost``) counts.
+        furthest = 0
         while True:
             if not call.relay:
                 # A respond stream re-opened with its key starts over; a relay continues the
@@ -730,6 +734,7 @@ class AsyncClient:
             headers = {**self._headers, **call.request_headers(), "Accept": "text/event-stream"}
             if last_id:
                 headers["Last-Event-ID"] = last_id  # a relay continues after it
+            reached, told_to_resume = furthest, False
             try:
                 async with self._http.stream(
                     call.method,
@@ -747,6 +752,7 @@ class AsyncClient:
                         continue
                     async for sse in EventSource(response).aiter_sse():
                         last_id = sse.id or last_id
+                        reached = max(reached, event_seq(sse.id))
                         server_retry = sse.retry if sse.retry is not None else server_retry
                         if sse.event == "error":
                             error = stream_error(sse.json(), call.key)
@@ -755,6 +761,7 @@ class AsyncClient:
                                 and not call.relay
                                 and attempt < self.retries.max_retries
                             ):
+                                told_to_resume = True
                                 break
                             raise error
                         data = sse.json()
@@ -766,8 +773,11 @@ class AsyncClient:
                         if sse.event == "done":
                             return
             except httpx.TransportError as error:
-                if attempt >= self.retries.max_retries:
+                if attempt >= self.retries.max_retries and reached <= furthest:
                     raise _connection_error(error, call.key) from error
+            if reached > furthest and not told_to_resume:
+                attempt = 0
+            furthest = max(furthest, reached)
             attempt += 1
             if attempt > self.retries.max_retries:
                 raise APIConnectionError(

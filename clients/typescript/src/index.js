@@ -377,9 +377,15 @@ export class Convmem {
     const key = options.idempotencyKey;
     let lastId;
     let serverRetry;
+    // The highest event number a connection brought. A connection cut after it brought newer
+    // events does not count against `maxRetries`: the answer moved on, so a long one outlives
+    // any number of cuts. A resumable `error` event (`run_lost`) counts.
+    let furthest = 0;
     for (let attempt = 0; ; attempt++) {
       let shown = false;
       let wait;
+      let reached = furthest;
+      let toldToResume = false;
       const timer = this.#timer(options);
       try {
         const headers = { ...this.#headers(options, key, true), Accept: "text/event-stream" };
@@ -398,10 +404,14 @@ export class Convmem {
         } else {
           for await (const event of sseEvents(response.body)) {
             lastId = event.id ?? lastId;
+            reached = Math.max(reached, eventSeq(event.id));
             serverRetry = event.retry ?? serverRetry;
             if (event.type === "error") {
               const error = streamError(event.data, key);
-              if (error.status === 503 && attempt < this.maxRetries) break; // resumable
+              if (error.status === 503 && attempt < this.maxRetries) {
+                toldToResume = true; // resumable
+                break;
+              }
               throw error;
             }
             if (event.type === "turn" && shown && event.data?.resumed) {
@@ -415,10 +425,14 @@ export class Convmem {
         }
       } catch (error) {
         if (error instanceof ConvmemError || options.signal?.aborted) throw error;
-        if (attempt >= this.maxRetries) throw connectionError(error, timer.timedOut(), key);
+        if (attempt >= this.maxRetries && reached <= furthest) {
+          throw connectionError(error, timer.timedOut(), key);
+        }
       } finally {
         timer.clear();
       }
+      if (reached > furthest && !toldToResume) attempt = 0; // this re-open is the first again
+      furthest = Math.max(furthest, reached);
       if (attempt >= this.maxRetries) {
         throw new APIConnectionError("the stream kept ending before `done`", { idempotencyKey: key });
       }
@@ -434,8 +448,10 @@ export class Convmem {
     let lastId = lastEventId === undefined ? undefined : String(lastEventId);
     let serverRetry;
     let shown = false;
+    let furthest = eventSeq(lastId); // as in #stream: a cut after newer events is not counted
     for (let attempt = 0; ; attempt++) {
       let wait;
+      let reached = furthest;
       const timer = this.#timer(options);
       try {
         const headers = { ...this.#headers(options, undefined, false), Accept: "text/event-stream" };
@@ -449,6 +465,7 @@ export class Convmem {
         } else {
           for await (const event of sseEvents(response.body)) {
             lastId = event.id ?? lastId;
+            reached = Math.max(reached, eventSeq(event.id));
             serverRetry = event.retry ?? serverRetry;
             if (event.type === "error") throw streamError(event.data, undefined);
             if (event.type === "turn" && shown && event.data?.resumed) {
@@ -462,10 +479,14 @@ export class Convmem {
         }
       } catch (error) {
         if (error instanceof ConvmemError || options.signal?.aborted) throw error;
-        if (attempt >= this.maxRetries) throw connectionError(error, timer.timedOut(), undefined);
+        if (attempt >= this.maxRetries && reached <= furthest) {
+          throw connectionError(error, timer.timedOut(), undefined);
+        }
       } finally {
         timer.clear();
       }
+      if (reached > furthest) attempt = 0; // this re-open is the first again
+      furthest = Math.max(furthest, reached);
       if (attempt >= this.maxRetries) throw new APIConnectionError("the run's events kept ending before `done`");
       await sleep(this.#delay(attempt + 1, wait ?? (serverRetry === undefined ? undefined : serverRetry / 1000)));
     }
@@ -544,6 +565,11 @@ export class ResponseStream {
     }
     return this.result;
   }
+}
+
+/** An event's number (its `id:`; the server numbers a run's events 1, 2, …), 0 without one. */
+function eventSeq(id) {
+  return id !== undefined && /^\d+$/.test(id) ? Number(id) : 0;
 }
 
 /** Server-Sent Events from a byte stream: `{type, data (parsed JSON), id, retry}`. */

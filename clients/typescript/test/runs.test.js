@@ -63,6 +63,47 @@ function signedBy(secret, { headers, body }) {
   return headers["webhook-signature"].split(" ").includes(expected);
 }
 
+test("cuts that each bring the run's events on do not use the retries up", async () => {
+  await chatModel({ chunk_delay: 0.02 });
+  let cuts = 3;
+  // Every events connection but the last drops after two tokens; one retry is allowed.
+  const flakyFetch = async (url, init) => {
+    const response = await fetch(url, init);
+    if (!url.endsWith("/events") || cuts === 0) return response;
+    cuts -= 1;
+    return new Response(cutBefore(response.body, "event: token", 3), response);
+  };
+  const api = client();
+  const thread = await api.createThread({ user_ref: "ts-runs-cuts" });
+  const run = await api.respond(thread.id, { content: QUESTION, background: true, ...BUDGET });
+  const events = [];
+  for await (const event of client({ fetch: flakyFetch, maxRetries: 1 }).runEvents(thread.id, run.id)) {
+    events.push(event);
+  }
+  assert.equal(cuts, 0);
+  assert.deepEqual(events.map((e) => Number(e.id)), events.map((_, n) => n + 1));
+  assert.equal(events.filter((e) => e.type === "token").map((e) => e.data.text).join(""), REPLY);
+  assert.equal(events.at(-1).type, "done");
+
+  // A streamed answer re-opened with its key relays the run from its start: each connection
+  // is cut a little further on (before its 3rd, 5th, 7th token), the fourth completes.
+  const at = [3, 5, 7];
+  const cutRespond = async (url, init) => {
+    const response = await fetch(url, init);
+    if (!url.endsWith("/respond") || at.length === 0) return response;
+    return new Response(cutBefore(response.body, "event: token", at.shift()), response);
+  };
+  const stream = client({ fetch: cutRespond, maxRetries: 1 }).respondStream(thread.id, {
+    content: "And the refund?",
+    ...BUDGET,
+  });
+  const shown = [];
+  for await (const event of stream) shown.push(event.type);
+  assert.equal(at.length, 0);
+  assert.equal(shown.filter((type) => type === "restart").length, 3, shown.join(","));
+  assert.equal(stream.result.assistant_message.content, REPLY);
+});
+
 test("a background answer is followed through its events, re-attached after a cut", async () => {
   await chatModel({ chunk_delay: 0.02 });
   const opened = [];
