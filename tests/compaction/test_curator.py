@@ -914,6 +914,7 @@ def recall_plans() -> st.SearchStrategy[tuple[Case, list[Turn], Plan]]:
             head=case.head,
             recalled=candidates,
             previous=case.previous,
+            lead_messages=case.lead_messages,
         )
         return case, candidates, result
 
