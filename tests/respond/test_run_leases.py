@@ -164,39 +164,6 @@ def test_a_queued_run_streams_its_turn_before_a_worker_starts_it(acme, chat, set
     assert len(chat.requests) == 1
 
 
-def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
-    acme, chat, settings: Any
-):
-    settings.CONVMEM_RESPOND_IN_WORKER = True
-    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
-    settings.CONVMEM_RESPOND_QUEUE_SECONDS = 1
-    env = worker_env(chat)
-    thread = make_thread(acme.tenant)
-
-    run = _post(acme, thread, "k1").data
-    time.sleep(2)
-    assert take_over_orphaned_runs() == 1
-    ended = RespondRun.objects.get(thread=thread)
-    assert (ended.status, ended.error_code, ended.attempt) == ("failed", "run_expired_in_queue", 1)
-    seen = sse(acme.client.get(_events_url(thread, run["id"])).streaming_content)
-    assert [(e["event"], e["data"]["code"]) for e in seen] == [("error", "run_expired_in_queue")]
-    state = acme.client.get(_events_url(thread, run["id"]).removesuffix("/events")).data
-    assert (state["state"], state["error"]) == ("failed", "run_expired_in_queue")
-
-    # A retry of the key queues attempt 2; the first task, still queued, finds its attempt
-    # ended and does nothing: one model call, one answer.
-    settings.CONVMEM_RESPOND_QUEUE_SECONDS = 600
-    retried = _post(acme, thread, "k1")
-    assert retried.status_code == 202
-    with start_worker(env, purge=False):
-        ended = _ended(thread)
-        wait_for(queue_drained, timeout=30)
-    assert (ended.status, ended.attempt) == ("complete", 2)
-    assert len(chat.requests) == 1
-    answers = Message.objects.filter(thread=thread, role="assistant")
-    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
-
-
 def _run_expired_in_queue(acme, thread, settings: Any) -> dict[str, Any]:
     """Attempt 1 of key ``k1``, ended ``failed`` by beat's pass: no worker started it within
     a queue lease of a second. Its task stays queued (it finds its attempt ended)."""
@@ -206,6 +173,40 @@ def _run_expired_in_queue(acme, thread, settings: Any) -> dict[str, Any]:
     assert take_over_orphaned_runs() == 1
     settings.CONVMEM_RESPOND_QUEUE_SECONDS = 600
     return run
+
+
+def _answered_once(chat, thread, *, attempt: int) -> None:
+    """A worker started now answers the thread's run: ``complete`` at ``attempt``, one model
+    call, one answer."""
+    with start_worker(worker_env(chat), purge=False):
+        ended = _ended(thread)
+        wait_for(queue_drained, timeout=30)
+    assert (ended.status, ended.attempt) == ("complete", attempt)
+    assert len(chat.requests) == 1
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
+
+
+def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
+    acme, chat, settings: Any
+):
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_LEASE_SECONDS = LEASE
+    thread = make_thread(acme.tenant)
+
+    run = _run_expired_in_queue(acme, thread, settings)
+    ended = RespondRun.objects.get(thread=thread)
+    assert (ended.status, ended.error_code, ended.attempt) == ("failed", "run_expired_in_queue", 1)
+    seen = sse(acme.client.get(_events_url(thread, run["id"])).streaming_content)
+    assert [(e["event"], e["data"]["code"]) for e in seen] == [("error", "run_expired_in_queue")]
+    state = acme.client.get(_events_url(thread, run["id"]).removesuffix("/events")).data
+    assert (state["state"], state["error"]) == ("failed", "run_expired_in_queue")
+
+    # A retry of the key queues attempt 2; the first task, still queued, finds its attempt
+    # ended and does nothing: one model call, one answer.
+    retried = _post(acme, thread, "k1")
+    assert retried.status_code == 202
+    _answered_once(chat, thread, attempt=2)
 
 
 def test_a_retried_run_waits_in_the_queue_longer_than_the_lease(acme, chat, settings: Any):
@@ -220,12 +221,8 @@ def test_a_retried_run_waits_in_the_queue_longer_than_the_lease(acme, chat, sett
     time.sleep(SILENCE)
     assert take_over_orphaned_runs() == 0
     assert _post(acme, thread, "k1").status_code == 202  # re-attaches
-    with start_worker(worker_env(chat), purge=False):
-        ended = _ended(thread)
-        wait_for(queue_drained, timeout=30)
-    assert (ended.status, ended.attempt) == ("complete", 2)
-    assert len(chat.requests) == 1
-    assert run["id"] == ended.public_id
+    assert RespondRun.objects.get(thread=thread).public_id == run["id"]
+    _answered_once(chat, thread, attempt=2)
 
 
 class _Killed(BaseException):
@@ -258,13 +255,7 @@ def test_a_takeover_killed_before_it_queued_its_task_is_taken_over_again_within_
 
     time.sleep(LEASE + 0.5)
     assert _post(acme, thread, "k1").status_code == 202
-    with start_worker(worker_env(chat), purge=False):
-        ended = _ended(thread)
-        wait_for(queue_drained, timeout=30)
-    assert (ended.status, ended.attempt) == ("complete", 3)
-    assert len(chat.requests) == 1
-    answers = Message.objects.filter(thread=thread, role="assistant")
-    assert [(a.content, a.status) for a in answers] == [(REPLY, "complete")]
+    _answered_once(chat, thread, attempt=3)
 
 
 @pytest.mark.postgres
