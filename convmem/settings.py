@@ -108,13 +108,19 @@ else:
         "PGBOUNCER_TRANSACTION_POOLING", default=False
     )
     # Parameters bound by the server, so psycopg prepares a statement the connection has run
-    # a few times (``prepare_threshold``, 5) and PostgreSQL stops planning it again every turn.
+    # ``PG_PREPARE_THRESHOLD`` times and PostgreSQL stops planning it again every turn. Django
+    # turns psycopg's preparing off (``prepare_threshold`` None) unless it is given here.
     # Prepared statements belong to a server connection, which PgBouncer in transaction mode
     # swaps between transactions (before 1.21 it cannot track them): none are prepared there.
     if env.bool("PG_SERVER_SIDE_BINDING", default=True):
-        DATABASES["default"]["OPTIONS"] = {"server_side_binding": True}
-        if DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"]:
-            DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None
+        DATABASES["default"]["OPTIONS"] = {
+            "server_side_binding": True,
+            "prepare_threshold": (
+                None
+                if DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"]
+                else env.int("PG_PREPARE_THRESHOLD", default=5)
+            ),
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
