@@ -13,7 +13,8 @@ from typing import Any
 
 import django.test.client
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
+from django.db.backends.base.operations import BaseDatabaseOperations
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
@@ -104,13 +105,34 @@ def _close_open_streams() -> None:
         del _open_streams[0]
 
 
+_execute_sql_flush = BaseDatabaseOperations.execute_sql_flush
+FLUSH_ATTEMPTS = 3
+DEADLOCK_DETECTED = "40P01"
+
+
+def _execute_sql_flush_past_deadlocks(self: BaseDatabaseOperations, sql_list: list[str]) -> None:
+    """A transactional test's flush, again when PostgreSQL ends it as a deadlock's victim: a
+    real worker still finishing the test's last task (a memo, its score) can hold a lock the
+    flush's TRUNCATE needs while waiting for one the TRUNCATE has taken. Once the flush has
+    given way, the worker's transaction ends, and the flush goes through."""
+    for attempt in range(1, FLUSH_ATTEMPTS + 1):
+        try:
+            return _execute_sql_flush(self, sql_list)
+        except OperationalError as error:
+            deadlock = getattr(error.__cause__, "sqlstate", None) == DEADLOCK_DETECTED
+            if attempt == FLUSH_ATTEMPTS or not deadlock:
+                raise
+
+
 def pytest_configure(config: pytest.Config) -> None:
     django.test.client.closing_iterator_wrapper = _tracked_closing_iterator_wrapper
+    BaseDatabaseOperations.execute_sql_flush = _execute_sql_flush_past_deadlocks
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _close_open_streams()
     django.test.client.closing_iterator_wrapper = _closing_iterator_wrapper
+    BaseDatabaseOperations.execute_sql_flush = _execute_sql_flush
 
 
 @pytest.hookimpl(wrapper=True)
