@@ -14,11 +14,9 @@ dropped (the answer's usage is then estimated). A ``ModelError``'s detail is a s
 rest is logged.
 """
 
-import contextvars
 import logging
 import re
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -218,50 +216,3 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
         span.finish(error=error)
         raise _error(error, where) from error
     return ChatStream(stream, model=params.model, where=where, span=span)
-
-
-@dataclass(frozen=True)
-class ChatStreamOpening:
-    """A model asked in the background (``chat_stream_open_soon``), while its caller does its
-    own round trips. ``take`` it with the input and parameters the caller settled on, or
-    ``discard`` it; never leave it."""
-
-    messages: list[dict[str, Any]]
-    params: ModelParams
-    future: "Future[ChatStream]"
-
-    def take(self, messages: list[dict[str, Any]], params: ModelParams) -> ChatStream | None:
-        """The stream, once its headers are in, when it was asked with this very input (the
-        same list) and these parameters (raises ``ModelError`` as ``chat_stream_open``);
-        else None, and the request is hung up on."""
-        if messages is self.messages and params == self.params:
-            return self.future.result()
-        self.discard()
-        return None
-
-    def discard(self) -> None:
-        """Hang up on the model (when its headers are in, if they are not yet)."""
-        self.future.add_done_callback(_opened_close)
-
-
-def _opened_close(future: "Future[ChatStream]") -> None:
-    if future.exception() is None:
-        future.result().close()
-
-
-@lru_cache(maxsize=1)
-def _opener() -> ThreadPoolExecutor:
-    # Created in the process that asks (a worker's child after the fork), never before it.
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="chat-open")
-
-
-def chat_stream_open_soon(
-    *, messages: list[dict[str, Any]], params: ModelParams
-) -> ChatStreamOpening:
-    """``chat_stream_open`` in a background thread (with the caller's context: its trace span
-    is the call's parent), so the model's connection and its time to the first token overlap
-    the caller's own work."""
-    future = _opener().submit(
-        contextvars.copy_context().run, chat_stream_open, messages=messages, params=params
-    )
-    return ChatStreamOpening(messages=messages, params=params, future=future)

@@ -14,11 +14,11 @@ stream holds is final for that attempt: its partial text can be kept, and sequen
 stay unique.
 
 Redis holds the answer's text for the stream's lifetime, and the model input a request handed
-over to the worker (with the parameters it asks the model with) until the worker takes it
-(``input_hand_over``); the broker's messages hold ids only. Erasure (``streams_close``)
-deletes the stream and the handed input and closes the fence in one step: every later append
-is refused (an append would create the stream again), and the worker, told so by the refusal,
-stops the model (``respond.services``).
+over to the worker until the worker takes it (``input_hand_over``); the broker's messages
+hold ids only. Erasure (``streams_close``) deletes the stream and the handed input and closes
+the fence in one step: every later
+append is refused (an append would create the stream again), and the worker, told so by the
+refusal, stops the model (``respond.services``).
 
 A run's keys share a Redis Cluster hash tag (``{run_…}``): the append script uses two of them,
 and a script's keys must be in one slot.
@@ -141,18 +141,15 @@ def _seq_of(last: list[Any]) -> int:
     return int(last[0][0].split(b"-")[0]) if last else 0
 
 
-def input_hand_over(
-    run_public_id: str, messages: list[dict[str, Any]], params: dict[str, Any]
-) -> None:
-    """Keep the model input the request rendered, and the parameters it asks the model with,
-    for the worker that will generate the run (``attempt_start`` takes them), so that worker
-    reads no text from the database before its first token, and can ask the model while it
-    reads its run. It lives as long as a queued run (``CONVMEM_RESPOND_QUEUE_SECONDS``) and is
+def input_hand_over(run_public_id: str, messages: list[dict[str, Any]]) -> None:
+    """Keep the model input the request rendered for the worker that will generate the run
+    (``attempt_start`` takes it), so that worker reads no text from the database before its
+    first token. It lives as long as a queued run (``CONVMEM_RESPOND_QUEUE_SECONDS``) and is
     deleted by an erasure of the run (``streams_close``) or of any of its thread's content
     (``inputs_withdraw``): the broker's message carries ids only, this key the text."""
     _redis().set(
         _input_key(run_public_id),
-        json.dumps({"messages": messages, "params": params}, separators=(",", ":")),
+        json.dumps(messages, separators=(",", ":")),
         ex=settings.CONVMEM_RESPOND_QUEUE_SECONDS,
     )
 
@@ -169,10 +166,9 @@ class AttemptStart:
 
     cancelled: bool
     last_seq: int
-    # The input handed over by the request (``input_hand_over``), taken, and the model
-    # parameters beside it: None when there was none (a takeover, an expired or withdrawn one).
+    # The input handed over by the request (``input_hand_over``), taken: None when there was
+    # none (a takeover, an expired or withdrawn one).
     handed_input: list[dict[str, Any]] | None
-    handed_params: dict[str, Any] | None
 
 
 def attempt_start(run_public_id: str, attempt: int) -> AttemptStart:
@@ -184,15 +180,10 @@ def attempt_start(run_public_id: str, attempt: int) -> AttemptStart:
     pipe.xrevrange(_stream(run_public_id), count=1)
     pipe.getdel(_input_key(run_public_id))
     _, cancelled, last, handed = pipe.execute()
-    handed = json.loads(handed) if handed is not None else {}
-    if isinstance(handed, list):
-        # Handed over by a web process of the release before, which handed the input alone.
-        handed = {"messages": handed}
     return AttemptStart(
         cancelled=bool(cancelled),
         last_seq=_seq_of(last),
-        handed_input=handed.get("messages"),
-        handed_params=handed.get("params"),
+        handed_input=json.loads(handed) if handed is not None else None,
     )
 
 

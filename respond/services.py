@@ -32,7 +32,7 @@ Nothing else locks run rows, so the order cannot deadlock with appends or erasur
 import logging
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import timedelta
 from time import monotonic
 from typing import Any
@@ -66,15 +66,7 @@ from convmem.models import ModelProfile, Tenant
 from convmem.profiles import profile_setting
 from convmem.tokens import count_tokens
 from respond import events as run_events
-from respond.chat import (
-    ChatStream,
-    ChatStreamOpening,
-    ModelError,
-    ModelParams,
-    chat_model_for,
-    chat_stream_open,
-    chat_stream_open_soon,
-)
+from respond.chat import ChatStream, ModelError, ModelParams, chat_model_for, chat_stream_open
 from respond.events import RunEvent
 from respond.models import RespondRun
 from threads import services as thread_services
@@ -321,7 +313,7 @@ def _begin(
     if _answer_running(thread_id=thread.pk):
         raise ThreadBusy
     assembly = _assemble(thread, actor, user, context, appended=True)
-    params = _model_params(thread, assembly.record, context, assembly.prefix["messages"])
+    _model_params(thread, assembly.record, context, assembly.prefix["messages"])
     assembled.append(assembly)
     run = RespondRun.objects.create(
         idempotency=record,
@@ -343,7 +335,7 @@ def _begin(
         # nothing written); a task that arrives before the commit waits for it
         # (``_request_commit_wait``; without the thread's id, ``respond_generate`` answers
         # ``RUN_NOT_VISIBLE`` and the task retries).
-        _queue_generation(run, run.attempt, assembly, params)
+        _queue_generation(run, run.attempt, assembly)
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -368,8 +360,6 @@ class Answering:
     context: TurnContext | None = None
     # A retry of a key whose run a worker is generating: the request relays its events.
     attached: bool = False
-    # The model, asked by a worker while it read its run (``_model_asked_early``).
-    opening: ChatStreamOpening | None = None
 
     @property
     def replayed(self) -> bool:
@@ -478,31 +468,13 @@ def respond_model_open(answering: Answering) -> None:
         params = _model_params(
             answering.thread, assembly.record, context, assembly.prefix["messages"]
         )
-        answering.stream = _chat_stream(answering, params)
+        answering.stream = chat_stream_open(messages=assembly.messages, params=params)
     except ModelError as error:
         _release(run, answering.attempt, code="model_unavailable")
         raise _api_error(error) from error
     except BaseException:
         _release(run, answering.attempt, code="internal_error")
         raise
-
-
-def _chat_stream(answering: Answering, params: ModelParams) -> ChatStream:
-    """The model's stream: the one a worker asked early (``_model_asked_early``), when it asked
-    with this input and these parameters; else (or hung up on) asked now."""
-    opening, answering.opening = answering.opening, None
-    messages = answering.assembly.messages
-    if opening is not None:
-        stream = opening.take(messages, params)
-        if stream is not None:
-            return stream
-        # Twice the model's cost: a web process configured apart from its workers, say.
-        logger.warning(
-            "run %s: the model was asked early with %s; asked again",
-            answering.run.public_id,
-            "another input" if opening.messages is not messages else opening.params,
-        )
-    return chat_stream_open(messages=messages, params=params)
 
 
 def _api_error(error: ModelError) -> ApiError:
@@ -600,9 +572,6 @@ class _Answer:
         """The answer was closed before its end: by a client that went away (what it was
         sent is kept, as an interrupted answer), or by the worker because the run's content
         was erased (``erased``: nothing is kept, the run ends ``cancelled``, ``erased``)."""
-        if self.answering.opening is not None:
-            self.answering.opening.discard()
-            self.answering.opening = None
         if self.erased:
             _release(self.run, self.answering.attempt, code=RUN_ERASED, status=Status.CANCELLED)
         else:
@@ -766,13 +735,10 @@ def _handed_items(assembly: Assembly | None) -> list[dict[str, Any]] | None:
     return assembly.items
 
 
-def _queue_generation(
-    run: RespondRun, attempt: int, assembly: Assembly | None, params: ModelParams | None = None
-) -> None:
-    """Send ``respond.generate`` for ``attempt``, with the input in hand and the ``params`` it
-    asks the model with handed over beside it (``run_events.input_hand_over``);
-    ``QueueUnavailable`` (503) when Redis or the broker refuses. The thread's id goes with it:
-    see ``_request_commit_wait``."""
+def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) -> None:
+    """Send ``respond.generate`` for ``attempt``, with the input in hand handed over beside it
+    (``run_events.input_hand_over``); ``QueueUnavailable`` (503) when Redis or the broker
+    refuses. The thread's id goes with it: see ``_request_commit_wait``."""
     from celery import current_app
 
     kwargs = {
@@ -781,8 +747,8 @@ def _queue_generation(
         "run_public_id": run.public_id,
     }
     try:
-        if assembly is not None and params is not None:
-            run_events.input_hand_over(run.public_id, assembly.messages, asdict(params))
+        if assembly is not None:
+            run_events.input_hand_over(run.public_id, assembly.messages)
         current_app.send_task(GENERATE_TASK, args=[run.pk, attempt], kwargs=kwargs)
     except Exception as error:
         logger.warning("could not queue the generation of run %s: %r", run.pk, error)
@@ -813,14 +779,8 @@ def respond_dispatch(answering: Answering) -> int:
     if not answering.resumed:
         return 0
     after = run_events.last_seq(answering.run.public_id)
-    assembly = answering.assembly
-    params = None
-    if assembly is not None:  # none in hand for a run beat takes over
-        params = _model_params(
-            answering.thread, assembly.record, answering.context, assembly.prefix["messages"]
-        )
     try:
-        _queue_generation(answering.run, answering.attempt, assembly, params)
+        _queue_generation(answering.run, answering.attempt, answering.assembly)
     except QueueUnavailable:
         _release(answering.run, answering.attempt, code=QueueUnavailable.default_code)
         raise
@@ -1043,14 +1003,7 @@ def respond_generate(
     if run_public_id is None:
         run_public_id = RespondRun.objects.values_list("public_id", flat=True).get(pk=run_id)
     start = run_events.attempt_start(run_public_id, attempt)
-    opening = _model_asked_early(start)
-    try:
-        answering = _worker_answering(run_id, attempt, items, start.handed_input)
-    except BaseException:
-        if opening is not None:
-            opening.discard()
-        raise
-    answering.opening = opening
+    answering = _worker_answering(run_id, attempt, items, start.handed_input)
     run = answering.run
     if start.cancelled:
         _release(run, attempt, code="cancelled", status=Status.CANCELLED)
@@ -1094,18 +1047,6 @@ def respond_generate(
             heartbeat.stop()
         RespondRun.objects.filter(pk=run.pk, attempt=attempt).update(seq=seq)
     return None
-
-
-def _model_asked_early(start: run_events.AttemptStart) -> ChatStreamOpening | None:
-    """The model asked with the input and parameters the request handed over, while the
-    worker reads its run and checks that input against the record (the answer uses the early
-    request only if it passes: ``_chat_stream``); None for a cancelled run, or with nothing
-    handed over."""
-    if start.cancelled or start.handed_input is None or start.handed_params is None:
-        return None
-    return chat_stream_open_soon(
-        messages=start.handed_input, params=ModelParams(**start.handed_params)
-    )
 
 
 def _lease_renew(run_pk: int, attempt: int) -> bool:

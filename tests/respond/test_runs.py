@@ -61,10 +61,7 @@ def chat(chat_server: ChatServer, generation_worker: CeleryWorker, settings: Any
     chat_server.configure(reply=REPLY, chunk_delay=0.0)
     chat_server.clear_requests()
     settings.CONVMEM_RESPOND_IN_WORKER = True
-    # Configured as the worker is (as deployed: one configuration): the request hands it the
-    # model's parameters, and the worker asks the model again when its own differ.
     settings.CONVMEM_CHAT_BASE_URL = chat_server.base_url
-    settings.CONVMEM_CHAT_MODEL = CHAT_MODEL
     return chat_server
 
 

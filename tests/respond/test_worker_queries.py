@@ -8,7 +8,6 @@ is queued through the API with no worker consuming the queue.
 """
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -24,8 +23,7 @@ from respond import services
 from respond.events import run_keys, stream_closed
 from respond.models import RespondRun
 from tests.conftest import make_thread
-from tests.respond.conftest import CHAT_MODEL, REPLY
-from tests.support.chat_server import ChatServer
+from tests.respond.conftest import REPLY
 from threads.models import Message, Role
 
 pytestmark = [
@@ -52,15 +50,9 @@ def queued_run(kit, thread) -> RespondRun:
     return RespondRun.objects.select_related("assembly").get(public_id=response.data["id"])
 
 
-def handed_over(run: RespondRun) -> dict[str, Any] | None:
-    """The input and the model's parameters the request handed over, while they wait."""
+def handed_input(run: RespondRun) -> list[dict[str, Any]] | None:
     handed = redis.Redis.from_url(django_settings.REDIS_URL).get(run_keys(run.public_id)[3])
     return None if handed is None else json.loads(handed)
-
-
-def handed_input(run: RespondRun) -> list[dict[str, Any]] | None:
-    handed = handed_over(run)
-    return None if handed is None else handed["messages"]
 
 
 def generated(run: RespondRun, monkeypatch) -> list[str]:
@@ -93,17 +85,13 @@ def generated(run: RespondRun, monkeypatch) -> list[str]:
 
 def test_the_request_hands_the_worker_the_input_it_rendered(acme, chat, settings: Any):
     """Beside the task (which carries ids only), in the run's own key: the input as recorded,
-    and the parameters the model is asked with, kept no longer than a queued run waits."""
+    kept no longer than a queued run waits."""
     settings.CONVMEM_RESPOND_IN_WORKER = True
     run = queued_run(acme, make_thread(acme.tenant, turns=4))
     handed = handed_input(run)
     assert handed is not None
     assert rendered_hash(handed) == run.assembly.rendered_hash
     assert handed[-1] == {"role": "user", "content": "Where is my order?"}
-    params = handed_over(run)["params"]
-    assert params["model"] == CHAT_MODEL
-    assert params["max_tokens"] == run.assembly.budget["reserve"]
-    assert params["cache_key"] == run.thread.public_id
     ttl = redis.Redis.from_url(django_settings.REDIS_URL).ttl(run_keys(run.public_id)[3])
     assert 0 < ttl <= settings.CONVMEM_RESPOND_QUEUE_SECONDS
 
@@ -159,61 +147,3 @@ def test_an_erasure_in_the_thread_withdraws_the_handed_input(acme, chat, setting
     generated(run, monkeypatch)
     sent = json.dumps(chat.requests[-1].body["messages"])
     assert old.content not in sent
-
-
-def _model_asked(chat: ChatServer, *, within: float = 10.0) -> bool:
-    """Whether the chat server receives a request, waiting up to ``within`` seconds for it."""
-    deadline = time.monotonic() + within
-    while not chat.requests:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-def test_the_worker_asks_the_model_while_it_reads_its_run(acme, chat, settings, monkeypatch):
-    """With the input and the parameters handed over, the model is asked before the worker
-    reads its run (its connection and its time to the first token overlap that read), and
-    once: the early request is the answer's."""
-    settings.CONVMEM_RESPOND_IN_WORKER = True
-    run = queued_run(acme, make_thread(acme.tenant, turns=4))
-    asked_before_the_read = []
-    read = services._worker_run_read
-
-    def observed_read(run_id: int) -> RespondRun:
-        asked_before_the_read.append(_model_asked(chat))
-        return read(run_id)
-
-    monkeypatch.setattr(services, "_worker_run_read", observed_read)
-    generated(run, monkeypatch)
-
-    assert asked_before_the_read == [True]
-    assert len(chat.requests) == 1
-    assert chat.requests[0].body["messages"] == handed_input_of(run)
-
-
-def handed_input_of(run: RespondRun) -> list[dict[str, Any]]:
-    """The input as recorded, rebuilt (what the request rendered and handed over)."""
-    from compaction.replay import assembly_replay
-
-    return assembly_replay(assembly=run.assembly).messages
-
-
-def test_a_model_asked_early_with_parameters_since_changed_is_asked_again(
-    acme, chat, settings, monkeypatch
-):
-    """The worker's own parameters win: the model the request asked for is no longer the
-    thread's when the worker starts, so the early request is hung up on and the model asked
-    again; one answer is stored, from the second."""
-    settings.CONVMEM_RESPOND_IN_WORKER = True
-    run = queued_run(acme, make_thread(acme.tenant, turns=4))
-    settings.CONVMEM_CHAT_MODEL = "chat-test-model-2"
-    generated(run, monkeypatch)
-
-    # In either order: the early request is sent from another thread.
-    assert sorted(request.body["model"] for request in chat.requests) == [
-        CHAT_MODEL,
-        "chat-test-model-2",
-    ]
-    assert Message.objects.filter(parent=run.user_message).count() == 1
-    assert run.assistant_message.model == "chat-test-model-2"
