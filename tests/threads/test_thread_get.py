@@ -1,7 +1,10 @@
 """``threads.selectors.thread_get``, the read that starts nearly every API request (written SQL,
 turned into instances as the ORM loads them): the same thread, with the same related rows."""
 
+import threading
+
 import pytest
+from django.db import connection
 from django.http import Http404
 from django.utils import timezone
 
@@ -77,3 +80,28 @@ def test_another_tenants_or_a_deleted_thread_is_a_404(acme, globex):
     Thread.objects.filter(pk=thread.pk).update(deleted_at=timezone.now())
     with pytest.raises(Http404):
         thread_get(tenant=acme.tenant, public_id=thread.public_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_connection_reads_as_the_orm_reads(acme):
+    """The columns' converters are looked up once per connection and model (they are bound to
+    the connection): a second connection, in another thread, reads the same rows alike."""
+    thread = make_thread(acme.tenant, turns=2)
+    read_here = thread_get(tenant=acme.tenant, public_id=thread.public_id)
+    read_there = []
+
+    def read_in_another_thread() -> None:
+        try:
+            read_there.append(thread_get(tenant=acme.tenant, public_id=thread.public_id))
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=read_in_another_thread)
+    worker.start()
+    worker.join()
+
+    expected = orm_read(thread)
+    for read in (read_here, *read_there):
+        assert_same_row(read, expected)
+        assert_same_row(read.active_leaf, expected.active_leaf)
+    assert len(read_there) == 1
