@@ -1,8 +1,9 @@
 """The events of a run generated in a worker, in a Redis stream per run.
 
 The worker appends each event with its sequence number as the entry id (``<seq>-0``, from 1:
-``turn``, ``token``…, then ``done`` or ``error``); requests relay them as SSE with ``id:`` = seq,
-from the start or from a ``Last-Event-ID``. The stream is bounded (``XADD MAXLEN ~``,
+``turn``, ``token``…, then ``done`` or ``error``; a first attempt's ``turn`` is appended by the
+request that queued it, with the input it hands over); requests relay them as SSE with
+``id:`` = seq, from the start or from a ``Last-Event-ID``. The stream is bounded (``XADD MAXLEN ~``,
 ``CONVMEM_RUN_EVENTS_MAXLEN``) and expires ``CONVMEM_RUN_EVENTS_TTL`` seconds after its last
 event. ``done`` carries nothing: a relay reads the stored turn from the rows (so content erased
 since shows erased). A cancel request is a key beside the stream, which the worker polls.
@@ -111,7 +112,13 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 def event_append(run_public_id: str, event: RunEvent, *, attempt: int) -> bool:
     """Append ``event`` for ``attempt`` and renew the stream's expiry, in one round trip;
     False (nothing appended) when a later attempt has taken the run over."""
-    appended = _redis().eval(
+    return _append_to(_redis(), run_public_id, event, attempt=attempt) == 1
+
+
+def _append_to(client: Any, run_public_id: str, event: RunEvent, *, attempt: int) -> Any:
+    """``_APPEND`` of ``event`` on ``client`` (a connection, or a pipeline that sends it
+    later): 1 when appended, 0 when refused by the fence."""
+    return client.eval(
         _APPEND,
         2,
         _stream(run_public_id),
@@ -123,7 +130,6 @@ def event_append(run_public_id: str, event: RunEvent, *, attempt: int) -> bool:
         json.dumps(event.data, separators=(",", ":")),
         settings.CONVMEM_RUN_EVENTS_TTL,
     )
-    return appended == 1
 
 
 def attempt_fence(run_public_id: str, attempt: int) -> None:
@@ -141,17 +147,27 @@ def _seq_of(last: list[Any]) -> int:
     return int(last[0][0].split(b"-")[0]) if last else 0
 
 
-def input_hand_over(run_public_id: str, messages: list[dict[str, Any]]) -> None:
+def input_hand_over(
+    run_public_id: str, messages: list[dict[str, Any]], first: RunEvent | None = None
+) -> None:
     """Keep the model input the request rendered for the worker that will generate the run
     (``attempt_start`` takes it), so that worker reads no text from the database before its
     first token. It lives as long as a queued run (``CONVMEM_RESPOND_QUEUE_SECONDS``) and is
     deleted by an erasure of the run (``streams_close``) or of any of its thread's content
-    (``inputs_withdraw``): the broker's message carries ids only, this key the text."""
-    _redis().set(
+    (``inputs_withdraw``): the broker's message carries ids only, this key the text.
+
+    ``first``: a first attempt's ``turn`` event (sequence 1, ids only), appended in the same
+    round trip, so the worker's first append is its first token's (``attempt_start`` reports
+    it in ``last_seq``)."""
+    pipe = _redis().pipeline(transaction=False)
+    pipe.set(
         _input_key(run_public_id),
         json.dumps(messages, separators=(",", ":")),
         ex=settings.CONVMEM_RESPOND_QUEUE_SECONDS,
     )
+    if first is not None:
+        _append_to(pipe, run_public_id, first, attempt=1)
+    pipe.execute()
 
 
 def inputs_withdraw(run_public_ids: list[str]) -> None:

@@ -335,7 +335,9 @@ def _begin(
         # nothing written); a task that arrives before the commit waits for it
         # (``_request_commit_wait``; without the thread's id, ``respond_generate`` answers
         # ``RUN_NOT_VISIBLE`` and the task retries).
-        _queue_generation(run, run.attempt, assembly)
+        _queue_generation(
+            run, run.attempt, assembly, first=_turn_event(1, run, thread, resumed=False)
+        )
     body = {
         "thread_id": thread.public_id,
         "user_message_id": user.public_id,
@@ -735,10 +737,14 @@ def _handed_items(assembly: Assembly | None) -> list[dict[str, Any]] | None:
     return assembly.items
 
 
-def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) -> None:
+def _queue_generation(
+    run: RespondRun, attempt: int, assembly: Assembly | None, *, first: RunEvent | None = None
+) -> None:
     """Send ``respond.generate`` for ``attempt``, with the input in hand handed over beside it
-    (``run_events.input_hand_over``); ``QueueUnavailable`` (503) when Redis or the broker
-    refuses. The thread's id goes with it: see ``_request_commit_wait``."""
+    (``run_events.input_hand_over``) and, for a first attempt, its ``turn`` event (``first``)
+    appended to the run's stream in the same round trip, so the worker appends nothing before
+    it asks the model; ``QueueUnavailable`` (503) when Redis or the broker refuses. The
+    thread's id goes with it: see ``_request_commit_wait``."""
     from celery import current_app
 
     kwargs = {
@@ -748,7 +754,7 @@ def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) 
     }
     try:
         if assembly is not None:
-            run_events.input_hand_over(run.public_id, assembly.messages)
+            run_events.input_hand_over(run.public_id, assembly.messages, first)
         current_app.send_task(GENERATE_TASK, args=[run.pk, attempt], kwargs=kwargs)
     except Exception as error:
         logger.warning("could not queue the generation of run %s: %r", run.pk, error)
@@ -756,14 +762,13 @@ def _queue_generation(run: RespondRun, attempt: int, assembly: Assembly | None) 
 
 
 def respond_first_turn(answering: Answering) -> RunEvent | None:
-    """The ``turn`` event of a first attempt this request has just queued, as its worker will
-    append it to the run's stream (sequence 1): a relay sends it at once, with the response's
-    headers, rather than when a worker picks the run up (a busy queue may take long); it then
-    relays after it. None for a re-attach, a takeover or a replay, whose relays read every
-    event from the stream."""
+    """The ``turn`` event of a first attempt this request has just queued, as it appended it
+    to the run's stream (sequence 1, ``_queue_generation``): a relay sends it at once, with
+    the response's headers, rather than reading it back; it then relays after it. None for a
+    re-attach, a takeover or a replay, whose relays read every event from the stream."""
     if answering.attached or answering.resumed or answering.replayed:
         return None
-    return _run_event(1, Started(run=answering.run, replayed=False, resumed=False), answering)
+    return _turn_event(1, answering.run, answering.thread, resumed=False)
 
 
 def respond_dispatch(answering: Answering) -> int:
@@ -947,15 +952,7 @@ def _run_event(seq: int, event: Event, answering: Answering) -> RunEvent:
     expanded by the relay, from the rows)."""
     run = answering.run
     if isinstance(event, Started):
-        data = {
-            "thread_id": answering.thread.public_id,
-            "run_id": run.public_id,
-            "user_message_id": run.user_message.public_id,
-            "assembly_id": run.assembly.public_id if run.assembly else None,
-            "replayed": False,
-            "resumed": event.resumed,
-        }
-        return RunEvent(seq, "turn", data)
+        return _turn_event(seq, run, answering.thread, resumed=event.resumed)
     if isinstance(event, Token):
         return RunEvent(seq, "token", {"text": event.text})
     if isinstance(event, Finished):
@@ -969,6 +966,18 @@ def _run_event(seq: int, event: Event, answering: Answering) -> RunEvent:
         "user_message_id": run.user_message.public_id,
     }
     return RunEvent(seq, "error", data)
+
+
+def _turn_event(seq: int, run: RespondRun, thread: Thread, *, resumed: bool) -> RunEvent:
+    data = {
+        "thread_id": thread.public_id,
+        "run_id": run.public_id,
+        "user_message_id": run.user_message.public_id,
+        "assembly_id": run.assembly.public_id if run.assembly else None,
+        "replayed": False,
+        "resumed": resumed,
+    }
+    return RunEvent(seq, "turn", data)
 
 
 RUN_NOT_VISIBLE = "run_not_visible"
@@ -1011,6 +1020,9 @@ def respond_generate(
         run_events.event_append(run.public_id, event, attempt=attempt)
         return None
     seq = max(start.last_seq, run.seq)
+    # A first attempt's ``turn`` event is on the stream already when its request appended it
+    # (``_queue_generation``); one whose stream expired in the queue is appended again.
+    turn_on_stream = attempt == 1 and start.last_seq >= 1
     generating = _Answer(answering)
     answer = generating.events()
     # The first record waits its turn too: a write before the model is asked would delay the
@@ -1022,6 +1034,8 @@ def respond_generate(
             if isinstance(event, Failed) and isinstance(event.error, IdempotencyKeyInFlight):
                 # The claim was lost (taken over): the stream is the new attempt's to end.
                 break
+            if isinstance(event, Started) and turn_on_stream:
+                continue
             seq += 1
             run_event = _run_event(seq, event, answering)
             # The last event's number is on the row before a relay can see that event.

@@ -198,7 +198,9 @@ def test_a_run_no_worker_starts_within_the_queue_lease_fails_and_is_retried(
     ended = RespondRun.objects.get(thread=thread)
     assert (ended.status, ended.error_code, ended.attempt) == ("failed", "run_expired_in_queue", 1)
     seen = sse(acme.client.get(_events_url(thread, run["id"])).streaming_content)
-    assert [(e["event"], e["data"]["code"]) for e in seen] == [("error", "run_expired_in_queue")]
+    # The turn its request appended when it queued the run, then the error.
+    assert [e["event"] for e in seen] == ["turn", "error"]
+    assert seen[-1]["data"]["code"] == "run_expired_in_queue"
     state = acme.client.get(_events_url(thread, run["id"]).removesuffix("/events")).data
     assert (state["state"], state["error"]) == ("failed", "run_expired_in_queue")
 
@@ -295,17 +297,15 @@ def test_a_task_that_comes_before_its_request_commits_waits_for_the_commit(
 
 def _run_of_a_dead_worker(acme, thread) -> dict[str, Any]:
     """A run whose generation worker is dead, played by the rows and the stream: it started
-    (attempt 1) and streamed two tokens ("The parcel"), then its lease ran out."""
+    (attempt 1) and streamed two tokens ("The parcel") after the ``turn`` its request
+    appended, then its lease ran out."""
     run = _post(acme, thread, "k1").data
     RespondRun.objects.filter(public_id=run["id"]).update(
         started_attempt=1, leased_until=timezone.now() - timedelta(seconds=1)
     )
-    streamed = [
-        ("turn", {"resumed": False}),
-        ("token", {"text": "The "}),
-        ("token", {"text": "parcel"}),
-    ]
-    for seq, (name, data) in enumerate(streamed, start=1):
+    assert [event.name for event in run_events.events_all(run["id"])] == ["turn"]
+    streamed = [("token", {"text": "The "}), ("token", {"text": "parcel"})]
+    for seq, (name, data) in enumerate(streamed, start=2):
         assert run_events.event_append(run["id"], run_events.RunEvent(seq, name, data), attempt=1)
     return run
 

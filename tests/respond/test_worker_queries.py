@@ -147,3 +147,65 @@ def test_an_erasure_in_the_thread_withdraws_the_handed_input(acme, chat, setting
     generated(run, monkeypatch)
     sent = json.dumps(chat.requests[-1].body["messages"])
     assert old.content not in sent
+
+
+def appended_events(monkeypatch) -> list[str]:
+    """The names of the events the worker appends, in order, as it appends them."""
+    names: list[str] = []
+    append = run_events.event_append
+
+    def observed_append(run_public_id: str, event: Any, *, attempt: int) -> bool:
+        names.append(event.name)
+        return append(run_public_id, event, attempt=attempt)
+
+    monkeypatch.setattr(run_events, "event_append", observed_append)
+    return names
+
+
+def test_the_request_appends_the_turn_so_the_workers_first_append_is_a_token(
+    acme, chat, settings: Any, monkeypatch
+):
+    """The request appends a first attempt's ``turn`` (ids only) with the input it hands
+    over, in that round trip: before any worker has run, the stream holds it as event 1, and
+    the worker sends nothing to Redis between its start and its first token."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    run = queued_run(acme, make_thread(acme.tenant, turns=4))
+    (turn,) = run_events.events_all(run.public_id)
+    assert (turn.seq, turn.name) == (1, "turn")
+    assert turn.data == {
+        "thread_id": run.thread.public_id,
+        "run_id": run.public_id,
+        "user_message_id": run.user_message.public_id,
+        "assembly_id": run.assembly.public_id,
+        "replayed": False,
+        "resumed": False,
+    }
+    names = appended_events(monkeypatch)
+    services.respond_generate(
+        run_id=run.pk, attempt=1, thread_id=run.thread_id, run_public_id=run.public_id
+    )
+
+    assert (names[0], names[-1]) == ("token", "done")
+    assert "turn" not in names
+    events = run_events.events_all(run.public_id)
+    assert [event.seq for event in events] == list(range(1, len(events) + 1))
+    assert [event.name for event in events].count("turn") == 1
+
+
+def test_a_turn_whose_stream_expired_in_the_queue_is_appended_by_the_worker(
+    acme, chat, settings: Any, monkeypatch
+):
+    """A run that waited in the queue longer than its stream lives: the worker appends the
+    ``turn`` again, as event 1, the one the request's relay sent."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    run = queued_run(acme, make_thread(acme.tenant, turns=4))
+    redis.Redis.from_url(django_settings.REDIS_URL).delete(run_keys(run.public_id)[0])
+    names = appended_events(monkeypatch)
+    services.respond_generate(
+        run_id=run.pk, attempt=1, thread_id=run.thread_id, run_public_id=run.public_id
+    )
+
+    assert names[:2] == ["turn", "token"]
+    events = run_events.events_all(run.public_id)
+    assert (events[0].seq, events[0].name) == (1, "turn")
+    assert [event.seq for event in events] == list(range(1, len(events) + 1))
