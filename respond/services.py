@@ -755,10 +755,26 @@ def _queue_generation(
     try:
         if assembly is not None:
             run_events.input_hand_over(run.public_id, assembly.messages, first)
-        current_app.send_task(GENERATE_TASK, args=[run.pk, attempt], kwargs=kwargs)
+        current_app.send_task(
+            GENERATE_TASK,
+            args=[run.pk, attempt],
+            kwargs=kwargs,
+            # What monitoring shows of the task, given: Celery's own repr of the items took
+            # longer than building and sending the rest of the message (before the commit).
+            argsrepr=f"({run.pk}, {attempt})",
+            kwargsrepr=_generation_kwargs_repr(kwargs),
+        )
     except Exception as error:
         logger.warning("could not queue the generation of run %s: %r", run.pk, error)
         raise QueueUnavailable from error
+
+
+def _generation_kwargs_repr(kwargs: dict[str, Any]) -> str:
+    items = kwargs["items"]
+    return (
+        f"{{'thread_id': {kwargs['thread_id']}, 'run_public_id': {kwargs['run_public_id']!r}, "
+        f"'items': {'None' if items is None else f'<{len(items)} items>'}}}"
+    )
 
 
 def respond_first_turn(answering: Answering) -> RunEvent | None:

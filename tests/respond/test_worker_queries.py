@@ -209,3 +209,22 @@ def test_a_turn_whose_stream_expired_in_the_queue_is_appended_by_the_worker(
     events = run_events.events_all(run.public_id)
     assert (events[0].seq, events[0].name) == (1, "turn")
     assert [event.seq for event in events] == list(range(1, len(events) + 1))
+
+
+def test_the_task_message_shows_the_run_not_its_items(acme, chat, settings: Any):
+    """What monitoring (worker logs, events, Flower) shows of a queued generation: the run's
+    ids and how many items were handed over, not Celery's repr of every item (which took
+    longer than building and sending the rest of the message)."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    run = queued_run(acme, make_thread(acme.tenant, turns=6))
+    queued = redis.Redis.from_url(django_settings.CELERY_BROKER_URL).lrange("generation", 0, -1)
+    headers = [json.loads(message)["headers"] for message in queued]
+    (mine,) = [
+        h for h in headers if h["task"] == "respond.generate" and run.public_id in h["kwargsrepr"]
+    ]
+    items = len(assembly_items(run.assembly))
+    assert mine["argsrepr"] == f"({run.pk}, 1)"
+    assert mine["kwargsrepr"] == (
+        f"{{'thread_id': {run.thread_id}, 'run_public_id': '{run.public_id}', "
+        f"'items': <{items} items>}}"
+    )
