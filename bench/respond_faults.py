@@ -492,6 +492,8 @@ def main() -> int:
         "CONVMEM_RESPOND_LEASE_SECONDS": str(args.lease),
         # Runs no client re-asks for (it gave up) are swept up at the lease's pace too.
         "CONVMEM_RESPOND_TAKEOVER_SECONDS": str(args.lease),
+        # ...and a queued task the broker lost (its consumer killed) is sent again as soon.
+        "CONVMEM_RESPOND_RESEND_SECONDS": str(args.lease),
         # A killed worker's deliveries come back soon (they find their attempt taken over).
         "CELERY_VISIBILITY_TIMEOUT": "10",
         # A key left in flight by a killed web worker is taken over as soon (default 60 s).

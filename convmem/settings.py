@@ -329,6 +329,11 @@ CONVMEM_RESPOND_MAX_ATTEMPTS = env.int("CONVMEM_RESPOND_MAX_ATTEMPTS", default=3
 # lease above starts when a worker picks it up); past it, beat ends the run failed
 # (``run_expired_in_queue``) and a retry of the key queues it again.
 CONVMEM_RESPOND_QUEUE_SECONDS = env.int("CONVMEM_RESPOND_QUEUE_SECONDS", default=600)
+# A queued run no worker has started this long after its task was sent (seconds) has its task
+# sent again by beat's pass, then after twice as long, and so on (the task is safe to deliver
+# twice): the broker's Redis transport loses a message whose consumer is killed between taking
+# it off the queue and recording it as unacknowledged.
+CONVMEM_RESPOND_RESEND_SECONDS = env.float("CONVMEM_RESPOND_RESEND_SECONDS", default=30.0)
 # A run's event stream holds at most this many events (an answer is at most its output reserve
 # in tokens), and expires this many seconds after its last event.
 CONVMEM_RUN_EVENTS_MAXLEN = env.int("CONVMEM_RUN_EVENTS_MAXLEN", default=20000)

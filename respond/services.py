@@ -1207,7 +1207,9 @@ def run_cancel(*, run: RespondRun) -> None:
 # A live worker is never taken for a dead one: it renews its lease from a heartbeat thread
 # (``_LeaseHeartbeat``), not only when chunks arrive. A run still in the broker's queue has
 # the queue's lease (``CONVMEM_RESPOND_QUEUE_SECONDS``) and its own rule: past it, it is ended
-# ``failed`` (``_queued_runs_expire``), never generated twice.
+# ``failed`` (``_queued_runs_expire``), never generated twice. Within that lease, a run no worker
+# has started ``CONVMEM_RESPOND_RESEND_SECONDS`` after its task was sent has the task sent again
+# (``_lost_tasks_resend``), in case the broker lost it.
 
 WORKER_LOST = "worker_lost"
 _TAKEOVER_BATCH = 100
@@ -1233,7 +1235,69 @@ def orphans_take_over() -> int:
             taken += _orphan_take_over(run)
         except Exception:
             logger.exception("could not take over run %s", run.public_id)
+    _lost_tasks_resend()
     return taken + _queued_runs_expire()
+
+
+def _lost_tasks_resend() -> int:
+    """Send the task of each queued attempt no worker has started since
+    ``CONVMEM_RESPOND_RESEND_SECONDS`` after it was sent, then after twice as long, and so
+    on, within its queued lease; returns how many were sent.
+
+    kombu's Redis transport takes a message off the queue (``BRPOP``) and records it as
+    unacknowledged in a second step: a consumer SIGKILLed between the two loses it, and the
+    run would wait out its queued lease (seen in ``bench/respond_faults.py``). The task is safe
+    to deliver twice (the claim), so a copy behind a slow queue costs its worker one query. The
+    doubling keeps a queue that is only long from filling with copies: a few per run at most.
+    """
+    now = timezone.now()
+    queued = (
+        RespondRun.objects.filter(
+            in_worker=True,
+            status=Status.STREAMING,
+            started_attempt__lt=F("attempt"),
+            leased_until__gte=now,
+            updated_at__lte=now - timedelta(seconds=settings.CONVMEM_RESPOND_RESEND_SECONDS),
+        )
+        .only("public_id", "thread_id", "attempt", "leased_until", "updated_at")
+        .order_by("updated_at")
+    )
+    sent = 0
+    for run in queued.iterator():
+        if sent == _TAKEOVER_BATCH:
+            break
+        if _resend_due(run, now) and _task_resend(run, now):
+            sent += 1
+    return sent
+
+
+def _resend_due(run: RespondRun, now: Any) -> bool:
+    """True once the attempt has waited since its last send (``updated_at``) at least as long
+    as it had waited before it (since its queued lease began)."""
+    queued_since = run.leased_until - timedelta(seconds=settings.CONVMEM_RESPOND_QUEUE_SECONDS)
+    return now - run.updated_at >= run.updated_at - queued_since
+
+
+def _task_resend(run: RespondRun, now: Any) -> bool:
+    """Send the attempt's task again, once: the send is marked first, conditional on the row
+    as this pass read it, so two passes cannot both send."""
+    marked = RespondRun.objects.filter(
+        pk=run.pk,
+        attempt=run.attempt,
+        status=Status.STREAMING,
+        started_attempt__lt=run.attempt,
+        updated_at=run.updated_at,
+    ).update(updated_at=now)
+    if not marked:
+        return False
+    try:
+        _queue_generation(run, run.attempt, None)
+    except QueueUnavailable:
+        return False
+    logger.warning(
+        "run %s attempt %s: no worker started it, task sent again", run.public_id, run.attempt
+    )
+    return True
 
 
 def _queued_runs_expire() -> int:

@@ -11,6 +11,9 @@ while a worker consumes its queue (``bulk``), and is called as beat's task does 
   lease beat ends it ``failed`` (``run_expired_in_queue``) and a retry of the key queues it
   again; the first task, when it comes, does nothing. That retried attempt, once its task is
   sent, also waits in the queue longer than a lease.
+- A queued run whose task the broker lost (a consumer killed between taking the message and
+  recording it as unacknowledged) has its task sent again by beat's pass, with a doubling
+  wait; a worker given two copies answers once.
 - A takeover whose request is killed after its claim and before it sends the task holds the
   run for a lease only: then a retry of the key takes it over again and a worker answers it.
 - The takeover runs on ``bulk``: a worker consuming only that queue, and no generation worker
@@ -225,6 +228,41 @@ def test_a_retried_run_waits_in_the_queue_longer_than_the_lease(acme, chat, sett
     assert _post(acme, thread, "k1").status_code == 202  # re-attaches
     assert RespondRun.objects.get(thread=thread).public_id == run["id"]
     _answered_once(chat, thread, attempt=2)
+
+
+def _generation_queued(broker: redis.Redis) -> int:
+    return broker.llen("generation")
+
+
+def test_a_queued_run_whose_task_the_broker_lost_has_it_sent_again(acme, chat, settings: Any):
+    """A consumer killed between taking a message off the queue and recording it as
+    unacknowledged loses it, played by emptying the queue. Beat's pass sends the task of an
+    attempt no worker has started ``CONVMEM_RESPOND_RESEND_SECONDS`` after its send, then after
+    twice as long; a worker answers it once, though two copies reach it."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    settings.CONVMEM_RESPOND_RESEND_SECONDS = 1
+    thread = make_thread(acme.tenant)
+    broker = redis.Redis.from_url(django_settings.REDIS_URL)
+    run = _post(acme, thread, "k1").data
+    assert broker.delete("generation") == 1
+
+    assert take_over_orphaned_runs() == 0
+    assert _generation_queued(broker) == 0  # not due yet
+    time.sleep(1.1)
+    assert take_over_orphaned_runs() == 0
+    assert _generation_queued(broker) == 1
+    assert take_over_orphaned_runs() == 0
+    assert _generation_queued(broker) == 1  # waits as long again before the next copy
+    time.sleep(1.2)
+    assert take_over_orphaned_runs() == 0
+    assert _generation_queued(broker) == 2
+
+    _answered_once(chat, thread, attempt=1)
+    _assert_one_answer_from_one_attempt(acme, thread, run["id"])
+    # Started: no more copies.
+    time.sleep(1.1)
+    assert take_over_orphaned_runs() == 0
+    assert _generation_queued(broker) == 0
 
 
 class _Killed(BaseException):
