@@ -26,6 +26,7 @@ and a script's keys must be in one slot.
 """
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +34,8 @@ from typing import Any
 
 import redis
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 TERMINAL = frozenset({"done", "error"})
 # How long one read waits for the next event before the relay checks the run's row.
@@ -168,6 +171,16 @@ def input_hand_over(
     if first is not None:
         _append_to(pipe, run_public_id, first, attempt=1)
     pipe.execute()
+
+
+def hand_over_withdraw(run_public_id: str) -> None:
+    """Delete what ``input_hand_over`` wrote for a run whose transaction rolled back: its input
+    (content) and its stream (the ``turn`` event). Best effort: a Redis that is down (often why
+    the transaction failed) leaves them to expire."""
+    try:
+        _redis().delete(_input_key(run_public_id), _stream(run_public_id))
+    except redis.RedisError as error:
+        logger.warning("could not withdraw the input of run %s: %r", run_public_id, error)
 
 
 def inputs_withdraw(run_public_ids: list[str]) -> None:

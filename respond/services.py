@@ -394,21 +394,25 @@ def respond_start(
     """
     assembled: list[Assembly] = []
     created: list[RespondRun] = []
-    outcome = run_idempotent(
-        tenant=thread.tenant,
-        key=key,
-        fingerprint=fingerprint,
-        thread=thread,
-        perform=lambda record: _begin(
-            record,
+    try:
+        outcome = run_idempotent(
+            tenant=thread.tenant,
+            key=key,
+            fingerprint=fingerprint,
             thread=thread,
-            actor=actor,
-            turn=turn,
-            context=context,
-            assembled=assembled,
-            created=created,
-        ),
-    )
+            perform=lambda record: _begin(
+                record,
+                thread=thread,
+                actor=actor,
+                turn=turn,
+                context=context,
+                assembled=assembled,
+                created=created,
+            ),
+        )
+    except BaseException:
+        _hand_overs_withdraw(created)
+        raise
     if not outcome.replayed:
         # The run, its user turn and its input are in hand: nothing is read again.
         (run,) = created
@@ -420,6 +424,8 @@ def respond_start(
             assembly=assembled[0],
             context=context,
         )
+    # A replay after ``_begin`` ran: its transaction rolled back (another request took the key).
+    _hand_overs_withdraw(created)
     run = RespondRun.objects.select_related("user_message", "assembly", "assistant_message").get(
         idempotency__tenant_id=thread.tenant_id, idempotency__key=key
     )
@@ -456,6 +462,15 @@ def respond_start(
         assembly=assembly,
         context=context,
     )
+
+
+def _hand_overs_withdraw(created: list[RespondRun]) -> None:
+    """What the request handed a worker for a run that was rolled back (its input's text, its
+    ``turn`` event) is deleted, not left in Redis for ``CONVMEM_RESPOND_QUEUE_SECONDS``; its
+    task, if sent, finds no run."""
+    for run in created:
+        if run.in_worker:
+            run_events.hand_over_withdraw(run.public_id)
 
 
 def respond_model_open(answering: Answering) -> None:

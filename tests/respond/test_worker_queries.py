@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import redis
 from django.conf import settings as django_settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.test.utils import CaptureQueriesContext
 
 from compaction.rendering import rendered_hash
@@ -24,6 +24,7 @@ from respond.events import run_keys, stream_closed
 from respond.models import RespondRun
 from tests.conftest import make_thread
 from tests.respond.conftest import REPLY
+from threads import idempotency
 from threads.models import Message, Role
 
 pytestmark = [
@@ -228,3 +229,35 @@ def test_the_task_message_shows_the_run_not_its_items(acme, chat, settings: Any)
         f"{{'thread_id': {run.thread_id}, 'run_public_id': '{run.public_id}', "
         f"'items': <{items} items>}}"
     )
+
+
+def _run_keys_in_redis(client: redis.Redis) -> set[bytes]:
+    return set(client.scan_iter(match="convmem:run:*"))
+
+
+def test_a_rolled_back_request_leaves_nothing_it_handed_over(acme, monkeypatch, settings: Any):
+    """The request hands the worker its input (text) and appends the ``turn`` event inside its
+    transaction; when that transaction rolls back after (played: the key's completion fails,
+    as a lost connection at commit would), both are deleted with it, not left in Redis for the
+    queued lease."""
+
+    def failing_complete(*args: Any, **kwargs: Any) -> bool:
+        raise DatabaseError("connection lost at commit")
+
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    before = _run_keys_in_redis(client)
+    thread = make_thread(acme.tenant)
+    monkeypatch.setattr(idempotency, "_complete", failing_complete)
+    response = acme.client.post(
+        f"/api/v1/threads/{thread.public_id}/respond",
+        {"content": "Where is my order?", "background": True},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="k1",
+    )
+    assert response.status_code == 503
+    # The task was sent (it finds no run); no worker consumes it here.
+    assert redis.Redis.from_url(django_settings.CELERY_BROKER_URL).delete("generation") == 1
+    assert not RespondRun.objects.filter(thread=thread).exists()
+    assert not Message.objects.filter(thread=thread, role=Role.USER).exists()
+    assert _run_keys_in_redis(client) == before
