@@ -1,9 +1,15 @@
 """Bearer API-key authentication: every API request acts for exactly one tenant."""
 
 import logging
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from django.conf import settings
+from limits import RateLimitItemPerSecond
+from limits.storage import storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
 from redis.exceptions import RedisError
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
@@ -17,6 +23,21 @@ if TYPE_CHECKING:
     from rest_framework.views import APIView
 
 logger = logging.getLogger(__name__)
+
+
+def _rate_limiter() -> SlidingWindowCounterRateLimiter:
+    """The per-key counters: in Redis when it is configured (shared by every process), else in
+    this process's memory."""
+    return _limiter_on(settings.REDIS_URL)
+
+
+@lru_cache(maxsize=4)
+def _limiter_on(redis_url: str) -> SlidingWindowCounterRateLimiter:
+    if not redis_url:
+        return SlidingWindowCounterRateLimiter(storage_from_string("memory://"))
+    # A Redis that is down or hung costs a request at most this long (then it fails open).
+    counts = storage_from_string(redis_url, socket_connect_timeout=1, socket_timeout=1)
+    return SlidingWindowCounterRateLimiter(counts)
 
 
 @dataclass(frozen=True)
@@ -78,17 +99,38 @@ class HasExportScope(BasePermission):
 
 
 class ApiKeyRateThrottle(SimpleRateThrottle):
+    """``API_RATE`` per API key, as a sliding-window counter (``limits``): one Redis round trip
+    per request (a script that counts and checks), whatever the rate. DRF's own throttle kept
+    a timestamp per request of the window in one cache entry that it read and wrote whole: two
+    round trips with up to ``API_RATE`` timestamps pickled each way, and concurrent requests
+    of one key overwrote each other's counts. Without Redis (the embedded default) the counts
+    are per process, as the local-memory cache's were."""
+
     scope = "api_key"
+    reset_at = 0.0
 
     def allow_request(self, request: Request, view: "APIView") -> bool:
-        # Fail open: the rate limiter's cache is Redis, which is also the broker. A Redis
-        # outage must not take the API down with it (appends and context keep working and the
-        # memo work waits in the database), so an unreachable cache means "not throttled".
-        try:
-            return super().allow_request(request, view)
-        except RedisError:
-            logger.warning("rate-limit cache unavailable; request not throttled", exc_info=True)
+        if self.rate is None:
             return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        item = RateLimitItemPerSecond(self.num_requests, self.duration)
+        # Fail open: the counts live in Redis, which is also the broker. A Redis outage must
+        # not take the API down with it (appends and context keep working and the memo work
+        # waits in the database), so an unreachable Redis means "not throttled".
+        try:
+            if _rate_limiter().hit(item, key):
+                return True
+            self.reset_at = _rate_limiter().get_window_stats(item, key).reset_time
+        except RedisError:
+            logger.warning("rate-limit counts unavailable; request not throttled", exc_info=True)
+            return True
+        return False
+
+    def wait(self) -> float:
+        """Seconds until the window lets a request through again (``Retry-After``)."""
+        return max(0.0, self.reset_at - time.time())
 
     def get_cache_key(self, request: Request, view: "APIView") -> str | None:
         if not isinstance(request.user, TenantPrincipal):

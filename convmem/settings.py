@@ -165,18 +165,9 @@ CONVMEM_KEY_CACHE_SECONDS = env.int("CONVMEM_KEY_CACHE_SECONDS", default=300)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            # Only the rate limiter uses the cache, and it fails open (convmem.auth): a Redis
-            # that is down or hung costs a request at most this long, never the request.
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
-        }
-    }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Nothing keeps data in Django's cache (the API's rate limits are counted in Redis by
+# ``convmem.auth``): the local-memory default.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
