@@ -14,7 +14,6 @@ import pytest
 import redis
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.db import connection
 
 from audit.deletion import deletion_request_approve, deletion_request_execute
@@ -79,7 +78,8 @@ def _contains(raw: bytes, needle: bytes) -> bool:
 
 
 def broker_hits(needle: str) -> list[str]:
-    """Redis keys (the test's REDIS_URL: cache and broker) or broker files holding ``needle``."""
+    """Redis keys (the test's REDIS_URL: broker, run streams, rate limits) or broker files
+    holding ``needle``."""
     target = needle.encode()
     found = []
     if settings.REDIS_URL:
@@ -103,13 +103,14 @@ def broker_hits(needle: str) -> list[str]:
 
 
 def test_the_broker_scan_finds_what_it_looks_for(transactional_db, tmp_path):
-    """The scanner itself: a planted value (in the Redis cache, or a base64 broker message
-    file) is found."""
+    """The scanner itself: a planted value (in a Redis hash, as the broker's unacknowledged
+    messages are kept, or a base64 broker message file) is found."""
     probe = f"PROBE{uuid.uuid4().hex.upper()}"
     if settings.REDIS_URL:
-        cache.set("audit-probe", {"text": probe})
-        assert broker_hits(probe) == [":1:audit-probe"]
-        cache.delete("audit-probe")
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        client.hset("audit-probe", "message", json.dumps({"text": probe}))
+        assert broker_hits(probe) == ["audit-probe"]
+        client.delete("audit-probe")
     else:
         folder = Path(settings.BROKER_DIR) / "audit-probe"
         folder.mkdir(exist_ok=True)
