@@ -1254,15 +1254,15 @@ def orphans_take_over() -> int:
     return taken + _queued_runs_expire()
 
 
-def _lost_tasks_resend() -> int:
+def _lost_tasks_resend() -> None:
     """Send the task of each queued attempt no worker has started since
     ``CONVMEM_RESPOND_RESEND_SECONDS`` after it was sent, then after twice as long, and so
-    on, within its queued lease; returns how many were sent.
+    on, within its queued lease (at most ``_TAKEOVER_BATCH`` a pass).
 
     kombu's Redis transport takes a message off the queue (``BRPOP``) and records it as
     unacknowledged in a second step: a consumer SIGKILLed between the two loses it, and the
     run would wait out its queued lease (seen in ``bench/respond_faults.py``). The task is safe
-    to deliver twice (the claim), so a copy behind a slow queue costs its worker one query. The
+    to deliver twice (the claim), so a copy behind a slow queue costs its worker a few queries. The
     doubling keeps a queue that is only long from filling with copies: a few per run at most.
     """
     now = timezone.now()
@@ -1283,7 +1283,6 @@ def _lost_tasks_resend() -> int:
             break
         if _resend_due(run, now) and _task_resend(run, now):
             sent += 1
-    return sent
 
 
 def _resend_due(run: RespondRun, now: Any) -> bool:
