@@ -31,7 +31,7 @@ Nothing else locks run rows, so the order cannot deadlock with appends or erasur
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from time import monotonic
@@ -765,7 +765,6 @@ def _queue_generation(
     kwargs = {
         "items": _handed_items(assembly),
         "thread_id": run.thread_id,
-        "run_public_id": run.public_id,
     }
     try:
         if assembly is not None:
@@ -786,10 +785,8 @@ def _queue_generation(
 
 def _generation_kwargs_repr(kwargs: dict[str, Any]) -> str:
     items = kwargs["items"]
-    return (
-        f"{{'thread_id': {kwargs['thread_id']}, 'run_public_id': {kwargs['run_public_id']!r}, "
-        f"'items': {'None' if items is None else f'<{len(items)} items>'}}}"
-    )
+    shown = "None" if items is None else f"<{len(items)} items>"
+    return f"{{'thread_id': {kwargs['thread_id']}, 'items': {shown}}}"
 
 
 def respond_first_turn(answering: Answering) -> RunEvent | None:
@@ -841,30 +838,34 @@ def _claim(run_id: int, attempt: int) -> bool:
     return claimed == 1
 
 
-# ``_claim`` behind the thread row lock, as one query string (one transaction, one round trip):
-# the lock waits for the request that queued a first attempt to commit (see
-# ``_request_commit_wait``), for at most ``_COMMIT_WAIT_SECONDS`` (``set_config`` local to that
-# transaction), and the claim then sees its run. Its commit does not wait for the log flush
-# (before the first token): a database crash within the flush delay (a fraction of a second)
-# loses the claim, and a takeover asks the model again, but this worker, its connection gone,
-# stores nothing: never two answers.
+# ``_claim`` behind the thread row lock, then the claimed run's read (``_worker_run_read``), as
+# one query string (one transaction, one round trip): the lock waits for the request that queued
+# a first attempt to commit (see ``_request_commit_wait``), for at most ``_COMMIT_WAIT_SECONDS``
+# (``set_config`` local to that transaction), and the claim then sees its run. Its commit does
+# not wait for the log flush (before the first token): a database crash within the flush delay
+# (a fraction of a second) loses the claim, and a takeover asks the model again, but this
+# worker, its connection gone, stores nothing: never two answers. The read is only used when
+# the claim returned its row.
 _CLAIM_AFTER_COMMIT = """
 SELECT set_config('lock_timeout', %s, true), set_config('synchronous_commit', 'off', true);
 SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
 UPDATE {run} SET started_attempt = %s, leased_until = %s, updated_at = %s
 WHERE id = %s AND attempt = %s AND status = %s AND started_attempt < %s
-RETURNING id
+RETURNING id;
+{run_read}
 """
 
 
-def _claim_after_commit(run_id: int, attempt: int, thread_id: int) -> bool:
-    """PostgreSQL: ``_claim`` once the request that queued the task has committed, in one
-    round trip, where claiming first (before that commit, as a task that arrives with the
-    request still in its transaction nearly always does) and then waiting took six. False as
-    ``_claim``, or when the wait ran out."""
+def _claim_after_commit(run_id: int, attempt: int, thread_id: int) -> RespondRun | None:
+    """PostgreSQL: ``_claim`` once the request that queued the task has committed, and the
+    claimed run read, in one round trip, where claiming first (before that commit, as a task
+    that arrives with the request still in its transaction nearly always does), waiting, and
+    reading took seven. None when ``_claim`` would answer False, or when the wait ran out."""
     quote = connection.ops.quote_name
     sql = _CLAIM_AFTER_COMMIT.format(
-        thread=quote(Thread._meta.db_table), run=quote(RespondRun._meta.db_table)
+        thread=quote(Thread._meta.db_table),
+        run=quote(RespondRun._meta.db_table),
+        run_read=_WORKER_RUN_SQL,
     )
     now = timezone.now()
     params = [
@@ -877,30 +878,37 @@ def _claim_after_commit(run_id: int, attempt: int, thread_id: int) -> bool:
         attempt,
         Status.STREAMING.value,
         attempt,
+        run_id,
     ]
     try:
         with connection.cursor() as cursor:
             statements_execute(cursor, sql, params)
             cursor.nextset()
             cursor.nextset()
-            return cursor.fetchone() is not None
+            claimed = cursor.fetchone() is not None
+            cursor.nextset()
+            row = cursor.fetchone()
     except DatabaseError:
         logger.warning("no commit seen on thread %s within the wait", thread_id)
-        return False
+        return None
+    return _run_from_row(row) if claimed and row is not None else None
 
 
-def _worker_claim(run_id: int, attempt: int, thread_id: int | None) -> bool:
+def _worker_claim(run_id: int, attempt: int, thread_id: int | None) -> RespondRun | None:
     """Claim ``attempt`` (see ``respond_generate``): a first attempt, queued by a request
-    inside its transaction (``thread_id`` given), once that request has committed."""
+    inside its transaction (``thread_id`` given), once that request has committed. The claimed
+    run, read as ``_worker_run_read`` reads it; None when this task may not generate it (yet)."""
     if thread_id is not None and connection.vendor == "postgresql":
         return _claim_after_commit(run_id, attempt, thread_id)
-    if _claim(run_id, attempt):
-        return True
-    return thread_id is not None and _request_commit_wait(thread_id) and _claim(run_id, attempt)
+    if _claim(run_id, attempt) or (
+        thread_id is not None and _request_commit_wait(thread_id) and _claim(run_id, attempt)
+    ):
+        return _worker_run_read(run_id)
+    return None
 
 
 def _worker_answering(
-    run_id: int,
+    run: RespondRun,
     attempt: int,
     items: list[dict[str, Any]] | None = None,
     rendered: list[dict[str, Any]] | None = None,
@@ -912,7 +920,6 @@ def _worker_answering(
     None reads nothing), and a resumed one reads it when it stores its own, after the stream;
     joining it made PostgreSQL plan a seven-table join before every first token (0.9 ms of
     planning against 0.4 for six)."""
-    run = _worker_run_read(run_id)
     record = run.assembly
     replay = assembly_replay(assembly=record, items=items, rendered=rendered)
     if items is not None and not replay.matches:
@@ -964,6 +971,11 @@ def _worker_run_read(run_id: int) -> RespondRun:
         row = cursor.fetchone()
     if row is None:
         raise RespondRun.DoesNotExist(f"No run {run_id}.")
+    return _run_from_row(row)
+
+
+def _run_from_row(row: Sequence[Any]) -> RespondRun:
+    """The run of a ``_WORKER_RUN_SQL`` row, its joined rows attached."""
     models = (RespondRun, Thread, ModelProfile, Tenant, Message, AssemblyRecord)
     instances = []
     start = 0
@@ -1020,31 +1032,26 @@ def respond_generate(
     attempt: int,
     items: list[dict[str, Any]] | None = None,
     thread_id: int | None = None,
-    run_public_id: str | None = None,
 ) -> str | None:
     """The worker's side of a run: claim ``attempt``, generate, append every event to the
     run's stream, store the answer (see the section comment). ``items``: the input's expanded
     items, handed over by the request (``_handed_items``); ``thread_id``: the run's thread
-    (``_request_commit_wait``); ``run_public_id``: the run's, to take the input the request
-    handed over before the run is read (a task queued without it reads the id first). Safe to
-    run twice. Answers ``RUN_NOT_VISIBLE`` when the run is not committed (yet: the task was
-    queued inside the request's transaction; or ever: that transaction rolled back)."""
-    claimed = _worker_claim(run_id, attempt, thread_id)
-    if not claimed:
+    (``_request_commit_wait``). Safe to run twice. Answers ``RUN_NOT_VISIBLE`` when the run
+    is not committed (yet: the task was queued inside the request's transaction; or ever: that
+    transaction rolled back)."""
+    run = _worker_claim(run_id, attempt, thread_id)
+    if run is None:
         # Not visible, or another delivery's. Claimed again once it is visible: a run
         # committed between the failed claim and this look would otherwise be taken for
         # another delivery's and never generated.
         if not RespondRun.objects.filter(pk=run_id).exists():
             return RUN_NOT_VISIBLE
-        claimed = _claim(run_id, attempt)
-    if not claimed:
+        run = _worker_run_read(run_id) if _claim(run_id, attempt) else None
+    if run is None:
         logger.info("run %s attempt %s is not this task's to generate", run_id, attempt)
         return None
-    if run_public_id is None:
-        run_public_id = RespondRun.objects.values_list("public_id", flat=True).get(pk=run_id)
-    start = run_events.attempt_start(run_public_id, attempt)
-    answering = _worker_answering(run_id, attempt, items, start.handed_input)
-    run = answering.run
+    start = run_events.attempt_start(run.public_id, attempt)
+    answering = _worker_answering(run, attempt, items, start.handed_input)
     if start.cancelled:
         _release(run, attempt, code="cancelled", status=Status.CANCELLED)
         event = _run_event(start.last_seq + 1, Failed(run=run, error=RunCancelled()), answering)

@@ -37,14 +37,12 @@ def generate(
     attempt: int,
     items: list[dict[str, Any]] | None = None,
     thread_id: int | None = None,
+    # Sent by releases before 6 December 2026, whose tasks may still be queued; the claim now
+    # reads the run, its public id with it.
     run_public_id: str | None = None,
 ) -> None:
     outcome = services.respond_generate(
-        run_id=run_id,
-        attempt=attempt,
-        items=items,
-        thread_id=thread_id,
-        run_public_id=run_public_id,
+        run_id=run_id, attempt=attempt, items=items, thread_id=thread_id
     )
     if outcome == services.RUN_NOT_VISIBLE and self.request.retries < _NOT_VISIBLE_RETRIES:
         raise self.retry(countdown=0.05)
