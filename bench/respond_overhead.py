@@ -21,7 +21,9 @@ ready memo that never comes: about 3.5 ms more per turn than a thread whose memo
 Printed: p50 time to the first token (direct: first content chunk; convmem: first ``token``
 event) and to the end (convmem: the ``done`` event, after the answer is stored), the
 difference and the ratio. Limits: first token <= 10 ms over direct in the request, <= 20 ms
-through the worker; total <= 1.2x.
+through the worker; total <= 1.2x. ``--busy N`` keeps N cores busy with spinning processes
+while it runs (CPU contention: the worker's path crosses more processes, each of which must be
+scheduled).
 
     .venv/bin/python bench/respond_overhead.py [--rounds 60]     # SQLite (temporary file)
     DATABASE_URL=postgres://… CONVMEM_BENCH_DB=… .venv/bin/python bench/respond_overhead.py
@@ -33,9 +35,11 @@ import argparse
 import os
 import signal
 import statistics
+import subprocess
 import sys
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -102,6 +106,18 @@ def _memos_written(worker, timeout: float = 30.0) -> None:
     os.killpg(worker.process.pid, signal.SIGSTOP)
 
 
+@contextmanager
+def _busy_core() -> Iterator[None]:
+    """A process that spins on one core while the bench runs: the same rounds under CPU
+    contention, as on a host whose other work takes a core."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def p50_ms(values: list[float]) -> float:
     return statistics.median(values) * 1e3
 
@@ -114,6 +130,9 @@ def main() -> int:
     parser.add_argument(
         "--no-memo-worker", action="store_true", help="no memos: every read walks its lookahead"
     )
+    parser.add_argument(
+        "--busy", type=int, default=0, help="processes that keep a core busy while it runs"
+    )
     args = parser.parse_args()
     if args.worker and not os.environ.get("REDIS_URL"):
         raise SystemExit("--worker needs REDIS_URL")
@@ -123,6 +142,8 @@ def main() -> int:
         )
         os.environ.update(CONVMEM_CHAT_BASE_URL=server.base_url, CONVMEM_CHAT_MODEL=MODEL)
         with bench_database(keep_redis=args.worker) as database, ExitStack() as stack:
+            for _ in range(args.busy):
+                stack.enter_context(_busy_core())
             from django.conf import settings
             from rest_framework.test import APIClient
 
@@ -189,7 +210,8 @@ def main() -> int:
     print(
         f"\n/respond vs the model called directly, {args.rounds} rounds on {database}, "
         f"{WORDS}-word answers, {args.chunk_delay * 1e3:.1f} ms between chunks "
-        f"({turns} messages in the thread at the end, {memos} ready memos)"
+        f"({turns} messages in the thread at the end, {memos} ready memos"
+        f"{f', {args.busy} cores kept busy' if args.busy else ''})"
     )
     print(f"{'':<10}{'first token p50 ms':>20}{'total p50 ms':>15}")
     for name, (first, total) in times.items():
