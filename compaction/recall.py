@@ -40,6 +40,7 @@ from compaction.backends.salience import gives_correction
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
 from compaction.selectors import StretchRow
+from convmem.db import by_key
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, Thread
 from threads.search import query_terms, thread_term_hits
@@ -270,8 +271,7 @@ _WALK_SQL = f"""
 WITH RECURSIVE up(id, parent_id, depth, n) AS (
     SELECT id, parent_id, depth, 1 FROM {MESSAGE_TABLE} WHERE id = %s
     UNION ALL
-    SELECT m.id, m.parent_id, m.depth, up.n + 1 FROM {MESSAGE_TABLE} m
-    JOIN up ON m.id = up.parent_id
+    SELECT m.id, m.parent_id, m.depth, up.n + 1 FROM up {{step}}
     WHERE up.depth > %s AND up.n < %s
 )
 SELECT id FROM up
@@ -293,7 +293,10 @@ def _on_path(thread: Thread, rows: Sequence[StretchRow], found: dict[int, _Candi
             forked[message_id] = candidate.depth
     if forked:
         with connection.cursor() as cursor:
-            cursor.execute(_WALK_SQL, [rows[0].id, min(forked.values()), MAX_FORK_WALK])
+            step = by_key(connection.vendor, MESSAGE_TABLE, "m", "up.parent_id")
+            cursor.execute(
+                _WALK_SQL.format(step=step), [rows[0].id, min(forked.values()), MAX_FORK_WALK]
+            )
             walked = {row[0] for row in cursor.fetchall()}
         on_path |= forked.keys() & walked
     return on_path

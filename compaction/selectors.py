@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404
 from compaction import item_runs, record_form
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
+from convmem.db import by_key
 from convmem.models import Tenant
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Thread
@@ -67,9 +68,9 @@ class StretchSummary:
 # rows are read (the current turn's whole tool group), or while p's running total is under the
 # budget (so the first row reaching it is included), or — past the budget — until a row that
 # ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
-# key lookup plus, for ``seen``, one probe of the index ``summary_live_last`` (``OFFSET 0``
-# keeps PostgreSQL from turning the EXISTS into a hashed read of every ready memo, which it
-# did on tables without statistics).
+# key lookup (``convmem.db.by_key``) plus, for ``seen``, one probe of the index
+# ``summary_live_last`` (``OFFSET 0`` keeps PostgreSQL from turning the EXISTS into a hashed
+# read of every ready memo, which it did on tables without statistics).
 #
 # The same statement returns, as rows of other kinds: the contents of the messages the
 # recent turns can show (running total within the budget) and of the first turn (the anchor);
@@ -86,7 +87,7 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
                SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.last_id = m.id AND s.status = 'ready'
                LIMIT 1 OFFSET 0
            ) THEN 1 ELSE 0 END
-    FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
+    FROM path {{parent}}
     WHERE path.n < %s
       AND (path.n < %s OR path.total < %s OR (path.seen = 0 AND path.total < %s))
 )
@@ -94,10 +95,9 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
 
 _SHOWN = "(path.total <= %s OR m.depth = 1)"
 
-# The memos ending on a stretch row. On PostgreSQL a LATERAL subquery behind OFFSET 0 (which
-# the planner may not flatten into a join) keeps the plan a nested loop of probes of
-# ``summary_live_last`` whatever the statistics say; a fresh or never-analysed table otherwise
-# got a scan of every live memo of every thread. SQLite's planner loops over the CTE rows.
+# The memos ending on a stretch row. On PostgreSQL a LATERAL subquery behind OFFSET 0, as in
+# ``convmem.db.by_key``, keeps the plan a nested loop of probes of ``summary_live_last``; a fresh or
+# never-analysed table otherwise got a scan of every live memo of every thread.
 _MEMOS_ON_STRETCH = {
     "postgresql": f"""
     CROSS JOIN LATERAL (
@@ -118,7 +118,7 @@ SELECT 'message', path.n, m.id, m.public_id, m.role, m.token_count, m.depth,
        CASE WHEN {_SHOWN} THEN m.content_parts END,
        CASE WHEN {_SHOWN} THEN m.tool_calls END,
        CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), NULL, NULL
-FROM path JOIN {MESSAGE_TABLE} m ON m.id = path.id
+FROM path {{message}}
 UNION ALL
 SELECT 'head', 0, m.id, m.public_id, m.role, m.token_count, m.depth,
        CASE WHEN m.tool_calls IS NULL THEN 0 ELSE 1 END, m.tool_call_id,
@@ -127,9 +127,7 @@ FROM {MESSAGE_TABLE} m WHERE m.parent_id = %s
 UNION ALL
 SELECT 'memo', path.n, s.id, s.public_id, s.status, s.token_count, s.chain_depth, 0, '',
        0, s.text, NULL, NULL, s.first_id, s.last_id, f.public_id, l.public_id
-FROM path {{memos}}
-    JOIN {MESSAGE_TABLE} f ON f.id = s.first_id
-    JOIN {MESSAGE_TABLE} l ON l.id = s.last_id
+FROM path {{memos}} {{first}} {{last}}
 """
 )
 
@@ -166,7 +164,13 @@ JOIN {ASSEMBLY_TABLE} b ON b.id = COALESCE(a.budget_from_id, a.id)
 def read_sql(vendor: str, *, blobs: int = 0) -> str:
     """The context read's SQL for a database vendor (``connection.vendor``), checking
     ``blobs`` content blobs."""
-    sql = _READ_SQL.format(memos=_MEMOS_ON_STRETCH[vendor])
+    sql = _READ_SQL.format(
+        parent=by_key(vendor, MESSAGE_TABLE, "m", "path.parent_id"),
+        message=by_key(vendor, MESSAGE_TABLE, "m", "path.id"),
+        memos=_MEMOS_ON_STRETCH[vendor],
+        first=by_key(vendor, MESSAGE_TABLE, "f", "s.first_id"),
+        last=by_key(vendor, MESSAGE_TABLE, "l", "s.last_id"),
+    )
     if blobs:
         sql += _BLOBS_SQL.format(digests=", ".join(["%s"] * blobs))
     field = _PREFIX_FIELD[vendor]
@@ -293,17 +297,28 @@ _ANCESTOR_SQL = f"""
 WITH RECURSIVE up(id, parent_id, depth) AS (
     SELECT id, parent_id, depth FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
     UNION ALL
-    SELECT m.id, m.parent_id, m.depth FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
+    SELECT m.id, m.parent_id, m.depth FROM up {{step}}
     WHERE up.depth > %s
 )
 SELECT id FROM up WHERE depth = %s
 """
 
 
+def _walk_sql(template: str, **more: str) -> str:
+    """A leaf-up walk ``up`` (``template``) for this connection's database: each ``{step}``
+    looks the parent up by key, and ``{row}`` the walked row (``convmem.db.by_key``)."""
+    vendor = connection.vendor
+    return template.format(
+        step=by_key(vendor, MESSAGE_TABLE, "m", "up.parent_id"),
+        row=by_key(vendor, MESSAGE_TABLE, "m", "up.id"),
+        **more,
+    )
+
+
 def ancestor_at_depth(*, thread: Thread, start_id: int, depth: int) -> int | None:
     """The id of the ancestor of ``start_id`` at ``depth`` (ids only; walks the gap once)."""
     with connection.cursor() as cursor:
-        cursor.execute(_ANCESTOR_SQL, [start_id, thread.pk, depth, depth])
+        cursor.execute(_walk_sql(_ANCESTOR_SQL), [start_id, thread.pk, depth, depth])
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -328,12 +343,12 @@ _RANGE_SQL = f"""
 WITH RECURSIVE up(id, parent_id, n) AS (
     SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
     UNION ALL
-    SELECT m.id, m.parent_id, up.n + 1 FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
+    SELECT m.id, m.parent_id, up.n + 1 FROM up {{step}}
     WHERE up.n < %s
 )
 SELECT m.id, m.parent_id, m.public_id, m.role, {{content}}, m.token_count, m.erased_at,
        {{parts}}, m.tool_calls, m.tool_call_id
-FROM up JOIN {MESSAGE_TABLE} m ON m.id = up.id
+FROM up {{row}}
 ORDER BY up.n DESC
 """
 
@@ -352,7 +367,8 @@ def range_rows(
     Without content, ``content`` is ``""`` and ``content_parts`` None (coverage checks and
     segment planning need ids, roles, counts and tool calls only).
     """
-    sql = _RANGE_SQL.format(
+    sql = _walk_sql(
+        _RANGE_SQL,
         content="m.content" if with_content else "''",
         parts="m.content_parts" if with_content else "NULL",
     )
@@ -447,7 +463,10 @@ def assembly_of_thread_exists(thread: Thread, public_id: str) -> bool:
         return cursor.fetchone() is not None
 
 
-_ASSEMBLY_EXISTS_SQL = f"SELECT 1 FROM {ASSEMBLY_TABLE} WHERE public_id = %s AND thread_id = %s"
+# By the unique index on ``public_id`` alone (``+ 0`` keeps the thread's index out): a plan
+# made while the table was small took ``assembly_thread_idx`` and read the thread's records
+# through it, more with every turn.
+_ASSEMBLY_EXISTS_SQL = f"SELECT 1 FROM {ASSEMBLY_TABLE} WHERE public_id = %s AND thread_id + 0 = %s"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from django.db.models import Case, F, QuerySet, When
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from convmem.db import model_columns, model_from_row
+from convmem.db import by_key, model_columns, model_from_row
 from convmem.models import ModelProfile, Tenant
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, SystemPrompt, Thread
@@ -140,18 +140,27 @@ WITH RECURSIVE path(id, parent_id, n) AS (
     SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
     UNION ALL
     SELECT m.id, m.parent_id, path.n + 1
-    FROM {MESSAGE_TABLE} m JOIN path ON m.id = path.parent_id
+    FROM path {{step}}
     WHERE path.n < %s
 )
 SELECT m.*, path.n AS path_n,
        CASE WHEN p.role = 'root' THEN NULL ELSE p.public_id END AS parent_public_id,
        e.public_id AS edits_public_id
-FROM path
-JOIN {MESSAGE_TABLE} m ON m.id = path.id
-LEFT JOIN {MESSAGE_TABLE} p ON p.id = m.parent_id
-LEFT JOIN {MESSAGE_TABLE} e ON e.id = m.edits_id
+FROM path {{row}} {{parent}} {{edited}}
 ORDER BY path.n DESC
 """
+
+
+def _path_sql() -> str:
+    """``_PATH_SQL`` for this connection's database, every message looked up by key
+    (``convmem.db.by_key``)."""
+    vendor = connection.vendor
+    return _PATH_SQL.format(
+        step=by_key(vendor, MESSAGE_TABLE, "m", "path.parent_id"),
+        row=by_key(vendor, MESSAGE_TABLE, "m", "path.id"),
+        parent=by_key(vendor, MESSAGE_TABLE, "p", "m.parent_id", left=True),
+        edited=by_key(vendor, MESSAGE_TABLE, "e", "m.edits_id", left=True),
+    )
 
 
 @dataclass(frozen=True)
@@ -174,10 +183,10 @@ WITH RECURSIVE up(id, parent_id, role, n) AS (
     SELECT id, parent_id, role, 1 FROM {MESSAGE_TABLE} WHERE id = %s
     UNION ALL
     SELECT m.id, m.parent_id, m.role, up.n + 1
-    FROM {MESSAGE_TABLE} m JOIN up ON m.id = up.parent_id
+    FROM up {{step}}
     WHERE up.role = 'tool' AND up.n < %s
 )
-SELECT m.id, m.role, m.tool_calls, m.tool_call_id FROM up JOIN {MESSAGE_TABLE} m ON m.id = up.id
+SELECT m.id, m.role, m.tool_calls, m.tool_call_id FROM up {{row}}
 ORDER BY up.n
 """
 
@@ -196,7 +205,12 @@ def tool_group_ending_at(*, message: Message, max_calls: int) -> ToolGroup | Non
     if message.role != Role.TOOL:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_TOOL_GROUP_SQL, [message.pk, max_calls + 2])
+        vendor = connection.vendor
+        sql = _TOOL_GROUP_SQL.format(
+            step=by_key(vendor, MESSAGE_TABLE, "m", "up.parent_id"),
+            row=by_key(vendor, MESSAGE_TABLE, "m", "up.id"),
+        )
+        cursor.execute(sql, [message.pk, max_calls + 2])
         rows = cursor.fetchall()
     opener_id, role, tool_calls, _ = rows[-1]
     if role != Role.ASSISTANT or not tool_calls:
@@ -223,7 +237,7 @@ def path_page(*, thread: Thread, leaf: Message, limit: int) -> PathPage:
     One query whatever the depth: the CTE stops after ``limit + 1`` rows (one extra row tells
     whether an older page exists and where it starts).
     """
-    rows = list(Message.objects.raw(_PATH_SQL, [leaf.pk, thread.pk, limit + 1]))
+    rows = list(Message.objects.raw(_path_sql(), [leaf.pk, thread.pk, limit + 1]))
     visible = [m for m in rows if m.role != Role.ROOT]
     older_start = visible[0] if len(visible) > limit else None
     return PathPage(messages=visible[-limit:] if limit else [], older_start=older_start)

@@ -7,6 +7,8 @@ shape is the one the services build (hidden root, depth).
 """
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -15,8 +17,9 @@ from django.db import connection
 from django.db.models import Max
 
 from compaction import selectors as compaction_selectors
-from compaction.models import Summary
-from tests.conftest import SYSTEM
+from compaction.context import context_assemble
+from compaction.models import AssemblyRecord, Summary
+from tests.conftest import SYSTEM, make_thread
 from threads import selectors, services
 from threads.models import Message, Thread
 
@@ -123,7 +126,7 @@ def assert_leaf_up_and_bounded(plan: dict[str, Any], *, rows: int) -> None:
 def test_path_page_plan(deep_thread):
     params = [deep_thread.active_leaf_id, deep_thread.pk, LIMIT + 1]
 
-    plan = explain(selectors._PATH_SQL, params)
+    plan = explain(selectors._path_sql(), params)
 
     assert_leaf_up_and_bounded(plan, rows=LIMIT + 1)
     page = selectors.path_page(thread=deep_thread, leaf=deep_thread.active_leaf, limit=LIMIT)
@@ -145,6 +148,75 @@ def test_context_read_plan(deep_thread):
     assert walk["Actual Rows"] == 10
     assert {n["Node Type"] for n in message_scans(plan)} <= {"Index Scan", "Index Only Scan"}
     assert max(n["Actual Rows"] * n["Actual Loops"] for n in message_scans(plan)) <= 10
+
+
+def literal(value: Any) -> str:
+    return str(value) if isinstance(value, int) else "'" + str(value).replace("'", "''") + "'"
+
+
+@contextmanager
+def generic_plan_made_now(sql: str, params: list[Any]) -> Iterator[Callable[[list[Any]], dict]]:
+    """``sql`` prepared with its generic plan made at its first run, now, as a connection
+    keeps the plan of a statement it prepared on its first runs (``prepare_threshold``);
+    yields what explains a later run of that plan with other parameters."""
+    numbered = sql.split("%s")
+    text = numbered[0] + "".join(f"${i}{part}" for i, part in enumerate(numbered[1:], 1))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"PREPARE planned_early AS {text}")
+        try:
+            cursor.execute(f"EXECUTE planned_early({', '.join(map(literal, params))})")
+            yield lambda later: explain(
+                f"EXECUTE planned_early({', '.join(map(literal, later))})", []
+            )
+        finally:
+            cursor.execute("DEALLOCATE planned_early")
+
+
+def small_as_in_a_fresh_database() -> None:
+    """Earlier tests' rows, though rolled back, still take the tables' pages (which the
+    planner reads as their size) until a vacuum; truncated in this test's transaction, the
+    message table and those referring to it are empty, and none is analysed."""
+    unanalysed(Message, Summary, AssemblyRecord)
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {Message._meta.db_table} CASCADE")
+
+
+def test_a_plan_made_while_the_table_was_small_still_looks_messages_up_by_key(acme):
+    """The context read is a prepared statement, and PostgreSQL keeps the generic plan it made
+    on the first runs until something invalidates it. Made while the message table was small
+    and had no statistics (a fresh database), that plan hashed a sequential scan of every
+    message for each step up the path; it must still probe the primary key once the table has
+    grown."""
+    small_as_in_a_fresh_database()
+    (young,) = bulk_threads(acme.tenant, count=1, messages=20)
+    sql = compaction_selectors.read_sql("postgresql")
+    with generic_plan_made_now(sql, read_params(young, budget=70)) as explain_later:
+        bulk_threads(acme.tenant, count=20, messages=200)
+        (thread,) = bulk_threads(acme.tenant, count=1, messages=2_000)
+        thread.refresh_from_db()
+        plan = explain_later(read_params(thread, budget=70))
+
+    walk = next(n for n in nodes(plan) if n["Node Type"] == "Recursive Union")
+    assert walk["Actual Rows"] == 10
+    assert {n["Node Type"] for n in message_scans(plan)} <= {"Index Scan", "Index Only Scan"}
+    assert max(n["Actual Rows"] * n["Actual Loops"] for n in message_scans(plan)) <= 10
+
+
+def test_an_answers_model_input_is_checked_by_its_public_id_alone(acme):
+    """Every answer names its model input, checked against the thread's records; a plan made
+    while the table was small read them through the thread's index, more every turn."""
+    small_as_in_a_fresh_database()
+    thread = make_thread(acme.tenant, turns=1)
+    record = context_assemble(thread=thread, actor=SYSTEM, system="Be brief.").record
+    params = [record.public_id, thread.pk]
+    with generic_plan_made_now(compaction_selectors._ASSEMBLY_EXISTS_SQL, params) as explain_later:
+        plan = explain_later(params)
+
+    scans = [n for n in nodes(plan) if n.get("Relation Name") == AssemblyRecord._meta.db_table]
+    assert [n["Node Type"] for n in scans] == ["Index Scan"]
+    assert scans[0]["Index Name"] != "assembly_thread_idx"
+    assert scans[0]["Index Cond"].startswith("((public_id)::text =")
 
 
 def ready_memos(every: int) -> list[Summary]:
