@@ -162,7 +162,7 @@ class Conversation:
         """Append, assemble, append (timed, recorded), then write what memos are pending."""
         from compaction.context import context_assemble
         from threads import services
-        from threads.models import Thread
+        from threads.selectors import thread_get
 
         index, thread = self.index, self.thread
         question_text, answer_text = user_turn(index), assistant_turn(index)
@@ -172,7 +172,7 @@ class Conversation:
             thread=thread, actor=self.actor, role="user", content=question_text
         )
         # As the API does per request: the thread row as it is now (its active leaf).
-        thread = Thread.objects.select_related("profile", "active_leaf").get(pk=thread.pk)
+        thread = thread_get(tenant=thread.tenant, public_id=thread.public_id)
         assembly = context_assemble(
             thread=thread,
             actor=self.actor,
