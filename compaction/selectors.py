@@ -68,7 +68,9 @@ class StretchSummary:
 # rows are read (the current turn's whole tool group), or while p's running total is under the
 # budget (so the first row reaching it is included), or — past the budget — until a row that
 # ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
-# key lookup (``convmem.db.by_key``) plus, for ``seen``, one probe of the index
+# key lookup (``convmem.db.by_key``; the first row's too: ``thread_id + 0`` keeps the thread's
+# indexes out, which a plan made on a small table took, reading the whole thread through
+# them) plus, for ``seen``, one probe of the index
 # ``summary_live_last`` (``OFFSET 0`` keeps PostgreSQL from turning the EXISTS into a hashed
 # read of every ready memo, which it did on tables without statistics).
 #
@@ -80,7 +82,7 @@ class StretchSummary:
 _PATH_CTE = f"""
 WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
     SELECT id, parent_id, 1, token_count + %s, 0
-    FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id + 0 = %s
     UNION ALL
     SELECT m.id, m.parent_id, path.n + 1, path.total + m.token_count + %s,
            CASE WHEN path.seen = 1 OR EXISTS (
@@ -295,7 +297,7 @@ def context_read(
 
 _ANCESTOR_SQL = f"""
 WITH RECURSIVE up(id, parent_id, depth) AS (
-    SELECT id, parent_id, depth FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    SELECT id, parent_id, depth FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id + 0 = %s
     UNION ALL
     SELECT m.id, m.parent_id, m.depth FROM up {{step}}
     WHERE up.depth > %s
@@ -341,7 +343,7 @@ class RangeRow:
 
 _RANGE_SQL = f"""
 WITH RECURSIVE up(id, parent_id, n) AS (
-    SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id + 0 = %s
     UNION ALL
     SELECT m.id, m.parent_id, up.n + 1 FROM up {{step}}
     WHERE up.n < %s

@@ -137,7 +137,7 @@ def message_get(*, thread: Thread, public_id: str) -> Message:
 
 _PATH_SQL = f"""
 WITH RECURSIVE path(id, parent_id, n) AS (
-    SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    SELECT id, parent_id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id + 0 = %s
     UNION ALL
     SELECT m.id, m.parent_id, path.n + 1
     FROM path {{step}}
@@ -340,7 +340,7 @@ def sibling_groups(*, thread: Thread, parent_ids: set[int]) -> dict[int, list[Si
 # the table per step instead of the size of the sibling group.)
 _DESCENT_SQL = f"""
 WITH RECURSIVE walk(id, n) AS (
-    SELECT id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id = %s
+    SELECT id, 1 FROM {MESSAGE_TABLE} WHERE id = %s AND thread_id + 0 = %s
     UNION ALL
     SELECT (
         SELECT c.id FROM {MESSAGE_TABLE} c WHERE c.parent_id = walk.id
