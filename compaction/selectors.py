@@ -70,9 +70,9 @@ class StretchSummary:
 # ends a ready memo has been read (``seen``), within the lookahead cap. Each step is a primary
 # key lookup (``convmem.db.by_key``; the first row's too: ``thread_id + 0`` keeps the thread's
 # indexes out, which a plan made on a small table took, reading the whole thread through
-# them) plus, for ``seen``, one probe of the index
-# ``summary_live_last`` (``OFFSET 0`` keeps PostgreSQL from turning the EXISTS into a hashed
-# read of every ready memo, which it did on tables without statistics).
+# them) plus, for ``seen``, one probe of the index ``summary_live_last`` (``OFFSET 0`` keeps
+# PostgreSQL from turning the EXISTS into a hashed read of every ready memo, which it did on
+# tables without statistics).
 #
 # The same statement returns, as rows of other kinds: the contents of the messages the
 # recent turns can show (running total within the budget) and of the first turn (the anchor);
@@ -98,8 +98,8 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
 _SHOWN = "(path.total <= %s OR m.depth = 1)"
 
 # The memos ending on a stretch row. On PostgreSQL a LATERAL subquery behind OFFSET 0, as in
-# ``convmem.db.by_key``, keeps the plan a nested loop of probes of ``summary_live_last``; a fresh or
-# never-analysed table otherwise got a scan of every live memo of every thread.
+# ``convmem.db.by_key``, keeps the plan a nested loop of probes of ``summary_live_last``; a
+# fresh or never-analysed table otherwise got a scan of every live memo of every thread.
 _MEMOS_ON_STRETCH = {
     "postgresql": f"""
     CROSS JOIN LATERAL (
