@@ -159,21 +159,27 @@ _LINKING_WORDS = frozenset(
 _ROLE_WEIGHT = {"user": 0.3, "memo": 0.25, "assistant": 0.2}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Line:
-    """One kept statement: who said it, its (trimmed) text, and its anchors."""
+    """One kept statement: who said it, its (trimmed) text, and its anchors. Frozen, so that
+    its keys, asked of every line at each fold, are worked out once."""
 
     role: str
     text: str
     anchors: tuple[str, ...]
 
-    @property
+    @functools.cached_property
     def keys(self) -> frozenset[str]:
         return frozenset(anchor.casefold() for anchor in self.anchors)
 
     @property
     def weight(self) -> int:
         return min(8, sum(strength(anchor) for anchor in self.anchors))
+
+    @functools.cached_property
+    def labels(self) -> dict[str, tuple[str, ...]]:
+        """Each anchor's label in the line (``_label_of``)."""
+        return {anchor: _label_of(self.text, self.anchors, anchor) for anchor in self.anchors}
 
     def render(self) -> str:
         return f"- {self.text}" if self.role == "user" else f"- {self.role}: {self.text}"
@@ -333,6 +339,13 @@ def cued_statements(role: str, text: str) -> list[Statement]:
     offsite.") carries that announcement with it (in ``said``), so it is read as the
     correction of what the announcement names. The announcement may hold values of its own
     (the matter's name: "Q3"). A log's records are read without their time stamps."""
+    return list(_cued_statements(role, text))
+
+
+# A message is read again by the writes after its own (a write reads ahead past its segment,
+# ``drop_superseded``, and the next write reads those messages as its segment).
+@functools.lru_cache(maxsize=4096)
+def _cued_statements(role: str, text: str) -> tuple[Statement, ...]:
     found = list(statements(role, text))
     if role == "tool":
         found = _without_log_stamps(found)
@@ -343,7 +356,7 @@ def cued_statements(role: str, text: str) -> list[Statement]:
             found[index] = Statement(
                 statement.role, statement.text, statement.anchors, f"{cue.text} {statement.whole}"
             )
-    return found
+    return tuple(found)
 
 
 def _without_log_stamps(found: list[Statement]) -> list[Statement]:
@@ -414,9 +427,10 @@ def _value_key(anchor: str) -> str:
     return "\x00" + anchor.casefold()
 
 
-def _grams(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)  # asked of every line and statement at each write
+def _grams(text: str) -> frozenset[str]:
     words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()]
-    return {"\t".join(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1)}
+    return frozenset("\t".join(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1))
 
 
 def _said_over_and_over(item: Statement | Line, repeated: set[str]) -> bool:
@@ -726,22 +740,19 @@ class Memo:
             if not shared:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
-            labelled = [a for a in fresh if _same_label(label, _label_of(old.text, old.anchors, a))]
+            labelled = [a for a in fresh if _same_label(label, old.labels[a])]
             shaped = [
                 a
                 for a in fresh
-                if shape(a) in new_shapes
-                and not _other_of_a_kind(label, _label_of(old.text, old.anchors, a))
+                if shape(a) in new_shapes and not _other_of_a_kind(label, old.labels[a])
             ]
             if not _telling_shapes(shaped, label, old):
                 shaped = []
-            related = [
-                a for a in fresh if _related_label(label, _label_of(old.text, old.anchors, a))
-            ]
+            related = [a for a in fresh if _related_label(label, old.labels[a])]
             stale = (labelled or shaped or related) if cued else labelled
             if not stale:
                 continue
-            match = max(_label_match(label, _label_of(old.text, old.anchors, a)) for a in stale)
+            match = max(_label_match(label, old.labels[a]) for a in stale)
             score = shared + match + position / len(self.lines)
             if best is None or score > best[0]:
                 best = (score, old, _stale_run(old, stale))
@@ -766,8 +777,8 @@ class Memo:
         ):
             self.lines.remove(old)
         else:
-            old.text = _cut(old.text, stale)
-            old.anchors = tuple(kept)
+            cut = Line(old.role, _cut(old.text, stale), tuple(kept))
+            self.lines = [cut if one is old else one for one in self.lines]
 
     def _only_line_of_shape(
         self, new_shapes: set[str], line: Line
@@ -796,14 +807,18 @@ class Memo:
         """Whether an earlier line gives a value after the same words (the same label: "the
         pull request number for the Django upgrade is"): a new value for the same thing, even
         without "actually" or "changed"."""
-        new = [a for a in line.anchors if a.casefold() not in self._all_keys()]
+        known = self._all_keys()
+        new = [a for a in line.anchors if a.casefold() not in known]
         if not new:
             return False
         label = _label_of(said or line.text, line.anchors, new[0])
+        # Labels that end alike end in the same word: the cheap test first, for every value of
+        # every line.
+        last = label[-1:]
         return any(
-            _same_label(label, _label_of(old.text, old.anchors, value))
+            other[-1:] == last and _same_label(label, other)
             for old in self.lines
-            for value in old.anchors
+            for other in old.labels.values()
         )
 
     def _all_keys(self) -> set[str]:
@@ -904,7 +919,7 @@ def _telling_shapes(shaped: list[str], label: Sequence[str], old: Line) -> bool:
     shapes = {shape(value) for value in shaped}
     if len(shapes) >= 2 or any(len(one) >= 3 for one in shapes):
         return True
-    return any(_shares_slot(label, _label_of(old.text, old.anchors, a)) for a in shaped)
+    return any(_shares_slot(label, old.labels[a]) for a in shaped)
 
 
 def _shares_slot(one: Sequence[str], other: Sequence[str]) -> bool:

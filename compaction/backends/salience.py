@@ -128,7 +128,7 @@ class Statement:
 def statements(role: str, text: str) -> Iterator[Statement]:
     """The statements of one message, in order, each with its anchors (maybe none)."""
     for piece in _sentences(text):
-        yield Statement(role=role, text=piece, anchors=tuple(anchors(piece)))
+        yield Statement(role=role, text=piece, anchors=_anchors(piece))
 
 
 def gives_correction(text: str) -> bool:
@@ -139,7 +139,7 @@ def gives_correction(text: str) -> bool:
     if not _has_correction_words(text):
         return False
     return any(
-        CORRECTION.search(piece) and not piece.endswith(("?", "？")) and anchors(piece)  # noqa: RUF001
+        CORRECTION.search(piece) and not piece.endswith(("?", "？")) and _anchors(piece)  # noqa: RUF001
         for piece in _sentences(text)
     )
 
@@ -160,6 +160,14 @@ def _sentences(text: str) -> Iterator[str]:
 
 def anchors(text: str) -> list[str]:
     """The specific words and quoted strings of ``text``, as written, in order, no repeats."""
+    return list(_anchors(text))
+
+
+# A pure function of its text, asked again for the same statements at every memo write of a
+# thread (the base memo's lines are read anew each time) and for the same messages by later
+# folds: remembered, as the costliest step of a write.
+@functools.lru_cache(maxsize=16384)
+def _anchors(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for match in _QUOTED.finditer(text):
         quoted = next(group for group in match.groups() if group is not None).strip()
@@ -177,9 +185,10 @@ def anchors(text: str) -> list[str]:
         )
         if is_specific(word, opens_sentence=opens, next_word=follower):
             found.append(word)
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
+@functools.lru_cache(maxsize=16384)  # asked of every anchor of every line at each fold
 def strength(anchor: str) -> int:
     """How telling an anchor is: ``STRONG`` for long codes, dates, amounts, e-mail, URLs and
     paths; ``MEDIUM`` for names, words in capitals, numbers of three digits or more, dotted or
@@ -202,6 +211,7 @@ def strength(anchor: str) -> int:
     return MEDIUM
 
 
+@functools.lru_cache(maxsize=16384)  # asked of every line and statement at each write
 def skeleton(text: str) -> str:
     """``text`` with its numbers reduced to their shape: lines of one template (log lines, list
     items, table rows) share a skeleton, and so do repeats of one sentence."""
@@ -216,6 +226,7 @@ def skeleton(text: str) -> str:
 _HEX_RUN = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
 
 
+@functools.lru_cache(maxsize=16384)  # asked of every line and statement at each write
 def form(text: str) -> str:
     """``text`` with every word reduced to its shape class, hexadecimal runs of four characters
     or more to one digit: the lines of one log or listing template ("<time> INFO [worker]
@@ -324,6 +335,7 @@ def _stem(word: str) -> str:
     return word[:6]
 
 
+@functools.lru_cache(maxsize=16384)  # asked of every anchor of every line at each fold
 def shape(word: str) -> str:
     """The shape class of an anchor: "9" digits, "a" letters, other characters as they are,
     runs collapsed ("12/03/2026" -> "9/9/9", "ABC-123" -> "a-9"). Two values of one shape

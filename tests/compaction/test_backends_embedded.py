@@ -8,7 +8,13 @@ from pytest_django.fixtures import Settings as SettingsFixture
 
 from compaction.backends import get_backend
 from compaction.backends.base import MemoSource
-from compaction.backends.embedded import HEADER, PROMPT_VERSION, EmbeddedBackend
+from compaction.backends.embedded import (
+    HEADER,
+    PROMPT_VERSION,
+    EmbeddedBackend,
+    Memo,
+    cued_statements,
+)
 from compaction.backends.salience import anchors
 from convmem.tokens import count_tokens
 
@@ -150,6 +156,25 @@ def test_a_correction_replaces_the_stale_value() -> None:
     assert "7 Elm Road" in memo
     assert "12 Oak Street" not in memo
     assert "88-1234-xz" in memo
+
+
+def test_a_line_cut_by_a_correction_is_known_by_the_values_it_kept() -> None:
+    """A cut line is a new line: what later folds match it by (its keys) is what it still says,
+    not the values cut out of it."""
+    memo = Memo([])
+    for statement in cued_statements(
+        "user", "My flight is BA2490 on 14/05/2026 from gate B12 at Heathrow T5."
+    ):
+        memo.fold(statement)
+    for statement in cued_statements(
+        "user", "Sorry, I gave you the wrong one earlier. My flight is actually BA2492."
+    ):
+        memo.supersede(statement)
+
+    (line,) = memo.lines
+    assert line.anchors == ("14/05/2026", "Heathrow")
+    assert line.keys == {"14/05/2026", "heathrow"}
+    assert "BA2490" not in line.text
 
 
 def test_a_correction_in_a_new_frame_replaces_the_value_given_after_the_same_label() -> None:
