@@ -40,7 +40,7 @@ from compaction.backends.salience import gives_correction
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
 from compaction.selectors import StretchRow
-from convmem.db import by_key
+from convmem.db import walk_sql
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, Thread
 from threads.search import query_terms, thread_term_hits
@@ -293,10 +293,8 @@ def _on_path(thread: Thread, rows: Sequence[StretchRow], found: dict[int, _Candi
             forked[message_id] = candidate.depth
     if forked:
         with connection.cursor() as cursor:
-            step = by_key(connection.vendor, MESSAGE_TABLE, "m", "up.parent_id")
-            cursor.execute(
-                _WALK_SQL.format(step=step), [rows[0].id, min(forked.values()), MAX_FORK_WALK]
-            )
+            sql = walk_sql(_WALK_SQL, table=MESSAGE_TABLE, walk="up")
+            cursor.execute(sql, [rows[0].id, min(forked.values()), MAX_FORK_WALK])
             walked = {row[0] for row in cursor.fetchall()}
         on_path |= forked.keys() & walked
     return on_path

@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404
 from compaction import item_runs, record_form
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
-from convmem.db import by_key
+from convmem.db import by_key, walk_sql
 from convmem.models import Tenant
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Thread
@@ -306,21 +306,11 @@ SELECT id FROM up WHERE depth = %s
 """
 
 
-def _walk_sql(template: str, **more: str) -> str:
-    """A leaf-up walk ``up`` (``template``) for this connection's database: each ``{step}``
-    looks the parent up by key, and ``{row}`` the walked row (``convmem.db.by_key``)."""
-    vendor = connection.vendor
-    return template.format(
-        step=by_key(vendor, MESSAGE_TABLE, "m", "up.parent_id"),
-        row=by_key(vendor, MESSAGE_TABLE, "m", "up.id"),
-        **more,
-    )
-
-
 def ancestor_at_depth(*, thread: Thread, start_id: int, depth: int) -> int | None:
     """The id of the ancestor of ``start_id`` at ``depth`` (ids only; walks the gap once)."""
     with connection.cursor() as cursor:
-        cursor.execute(_walk_sql(_ANCESTOR_SQL), [start_id, thread.pk, depth, depth])
+        sql = walk_sql(_ANCESTOR_SQL, table=MESSAGE_TABLE, walk="up")
+        cursor.execute(sql, [start_id, thread.pk, depth, depth])
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -369,8 +359,10 @@ def range_rows(
     Without content, ``content`` is ``""`` and ``content_parts`` None (coverage checks and
     segment planning need ids, roles, counts and tool calls only).
     """
-    sql = _walk_sql(
+    sql = walk_sql(
         _RANGE_SQL,
+        table=MESSAGE_TABLE,
+        walk="up",
         content="m.content" if with_content else "''",
         parts="m.content_parts" if with_content else "NULL",
     )

@@ -9,7 +9,8 @@ of a group marked ``returning`` get their primary keys (in insert order, as ``bu
 relies on).
 
 ``by_key`` writes the join that looks a row up by its primary key from each row before it,
-in a form whose plan does not depend on the table's statistics or size.
+in a form whose plan does not depend on the table's statistics or size; ``walk_sql`` writes
+the steps of a recursive walk up a tree (a thread's path) with it.
 """
 
 from collections.abc import Sequence
@@ -104,6 +105,19 @@ def by_key(vendor: str, table: str, alias: str, key: str, *, left: bool = False)
     kind, on = ("LEFT JOIN", " ON true") if left else ("CROSS JOIN", "")
     lookup = f"SELECT * FROM {table} {alias}0 WHERE {alias}0.id = {key} OFFSET 0"
     return f"\n    {kind} LATERAL ({lookup}) {alias}{on}"
+
+
+def walk_sql(template: str, *, table: str, walk: str, **more: str) -> str:
+    """A recursive walk up a tree of ``table`` rows (``template``, whose CTE is named ``walk``)
+    for this connection's database: each ``{step}`` joins in, as ``m``, the parent of a walked
+    row, and ``{row}`` the walked row itself, both looked up by key (``by_key``); ``more``
+    fills the template's other fields."""
+    vendor = connection.vendor
+    return template.format(
+        step=by_key(vendor, table, "m", f"{walk}.parent_id"),
+        row=by_key(vendor, table, "m", f"{walk}.id"),
+        **more,
+    )
 
 
 def statements_execute(cursor: Any, sql: str, params: Sequence[Any]) -> None:

@@ -17,7 +17,7 @@ from django.db.models import Case, F, QuerySet, When
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from convmem.db import by_key, model_columns, model_from_row
+from convmem.db import by_key, model_columns, model_from_row, walk_sql
 from convmem.models import ModelProfile, Tenant
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, SystemPrompt, Thread
@@ -155,9 +155,10 @@ def _path_sql() -> str:
     """``_PATH_SQL`` for this connection's database, every message looked up by key
     (``convmem.db.by_key``)."""
     vendor = connection.vendor
-    return _PATH_SQL.format(
-        step=by_key(vendor, MESSAGE_TABLE, "m", "path.parent_id"),
-        row=by_key(vendor, MESSAGE_TABLE, "m", "path.id"),
+    return walk_sql(
+        _PATH_SQL,
+        table=MESSAGE_TABLE,
+        walk="path",
         parent=by_key(vendor, MESSAGE_TABLE, "p", "m.parent_id", left=True),
         edited=by_key(vendor, MESSAGE_TABLE, "e", "m.edits_id", left=True),
     )
@@ -205,11 +206,7 @@ def tool_group_ending_at(*, message: Message, max_calls: int) -> ToolGroup | Non
     if message.role != Role.TOOL:
         return None
     with connection.cursor() as cursor:
-        vendor = connection.vendor
-        sql = _TOOL_GROUP_SQL.format(
-            step=by_key(vendor, MESSAGE_TABLE, "m", "up.parent_id"),
-            row=by_key(vendor, MESSAGE_TABLE, "m", "up.id"),
-        )
+        sql = walk_sql(_TOOL_GROUP_SQL, table=MESSAGE_TABLE, walk="up")
         cursor.execute(sql, [message.pk, max_calls + 2])
         rows = cursor.fetchall()
     opener_id, role, tool_calls, _ = rows[-1]
