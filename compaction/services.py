@@ -345,21 +345,12 @@ def _store(
     profile: EffectiveProfile,
 ) -> Summary | None:
     """Store the memo if the row is still pending under this claim, and request the next
-    segment toward the goal in the same transaction."""
+    segment toward the goal in the same transaction. The writer's own scores follow once the
+    memo is stored (``_writer_scores_store``): contexts can show the memo meanwhile."""
     thread = summary.thread
     draft = written.draft
-    # Scored against what the writer was given: the base memo (if any) and the new messages;
-    # the originals' sizes are their stored counts (nothing is tokenised twice).
-    originals = ([sources.previous_memo] if sources.previous_memo else []) + [
-        row.content for row in written.shown
-    ]
-    scores = score_memo(
-        originals=originals,
-        memo=written.text,
-        original_tokens=sum(row.token_count for row in written.shown) + sources.previous_tokens,
-        memo_tokens=max(0, written.token_count - written.header_tokens),
-    ).as_dict()
-    scores = scores_stored({**scores, **_checked_values(written)})
+    checked = _checked_values(written)
+    scores = scores_stored(checked)
     fields = {
         "status": Summary.Status.READY,
         "text": summary.stored_for_update("text", written.text),
@@ -415,17 +406,43 @@ def _store(
                 "attempt": attempt,
                 "prompt_tokens": draft.prompt_tokens,
                 "completion_tokens": draft.completion_tokens,
-                "fact_recall": scores["fact_recall"],
-                "unsupported_rate": scores["unsupported_rate"],
-                "compression": scores["compression"],
+                "unsupported_values_count": scores["unsupported_values_count"],
             },
         )
         summary.refresh_from_db()
         if summary.goal_id is not None:
             _continue_chain(summary, profile)
-        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
     _lead_record(summary)
+    _writer_scores_store(summary, sources, written, checked)
     return summary
+
+
+def _writer_scores_store(
+    summary: Summary, sources: _Sources, written: _Written, checked: dict[str, object]
+) -> None:
+    """Score the stored memo against what its writer was given (the base memo, if any, and the
+    new messages; the originals' sizes are their stored counts) and keep that with the
+    writer's ``checked`` values. After the memo is stored, not before: scoring is a fifth of a
+    write, and the memo is what a fast thread is waiting for (docs/memo-pace.md). These are
+    the scores of a memo the scoring task skips (a newer memo extends it); the task is sent
+    once they are stored, so it never finds the memo without them. A writer that dies in
+    between leaves the memo ready with its checked values only (its page shows no recall)."""
+    originals = ([sources.previous_memo] if sources.previous_memo else []) + [
+        row.content for row in written.shown
+    ]
+    scores = score_memo(
+        originals=originals,
+        memo=written.text,
+        original_tokens=sum(row.token_count for row in written.shown) + sources.previous_tokens,
+        memo_tokens=max(0, written.token_count - written.header_tokens),
+    ).as_dict()
+    scores = scores_stored({**scores, **checked})
+    stored = Summary.objects.filter(
+        pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
+    ).update(scores=summary.stored_for_update("scores", scores))
+    if stored:
+        summary.scores = scores
+        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
 
 
 def _lead_record(summary: Summary) -> None:

@@ -18,6 +18,7 @@ from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import make_thread, path_ids
 from tests.support.chat_server import ChatServer
+from tests.support.pg import other_session
 from threads import services as thread_services
 from threads.models import Message, Thread
 
@@ -386,3 +387,33 @@ def test_a_thread_whose_memos_come_late_asks_for_the_next_one_sooner(acme):
                 first_request.setdefault(thread.pk, index)
 
     assert first_request[fast.pk] < first_request[at_pace.pk]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_memo_is_stored_for_contexts_before_its_writer_scores_it(acme, monkeypatch):
+    """Scoring is a fifth of a write: another connection (a context) sees the memo ready
+    while its writer is still scoring it, and the scores follow."""
+    from compaction import evals
+
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    requested = _pending(thread)
+    seen_while_scoring: list[str] = []
+
+    def scoring(**kwargs):
+        with other_session(autocommit=True) as other:
+            (status,) = other.execute(
+                "SELECT status FROM compaction_summary WHERE id = %s", [requested.pk]
+            ).fetchone()
+        seen_while_scoring.append(status)
+        return evals.score_memo(**kwargs)
+
+    monkeypatch.setattr(compaction_services, "score_memo", scoring)
+    compaction_services.summary_write(summary_id=requested.pk)
+
+    assert seen_while_scoring == ["ready"]
+    requested.refresh_from_db()
+    assert 0 <= requested.scores["fact_recall"] <= 1
+    assert requested.scores["unsupported_values_count"] == 0
