@@ -343,8 +343,9 @@ def cued_statements(role: str, text: str) -> list[Statement]:
 
 
 # A message is read again by the writes after its own (a write reads ahead past its segment,
-# ``drop_superseded``, and the next write reads those messages as its segment).
-@functools.lru_cache(maxsize=4096)
+# ``drop_superseded``, and the next write reads those messages as its segment). Whole messages
+# are the largest keys of the writer's caches: a few hundred cover a segment and its read-ahead.
+@functools.lru_cache(maxsize=512)
 def _cued_statements(role: str, text: str) -> tuple[Statement, ...]:
     found = list(statements(role, text))
     if role == "tool":
@@ -427,7 +428,7 @@ def _value_key(anchor: str) -> str:
     return "\x00" + anchor.casefold()
 
 
-@functools.lru_cache(maxsize=16384)  # asked of every line and statement at each write
+@functools.lru_cache(maxsize=4096)  # asked of every line and statement at each write
 def _grams(text: str) -> frozenset[str]:
     words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()]
     return frozenset("\t".join(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1))

@@ -165,8 +165,10 @@ def anchors(text: str) -> list[str]:
 
 # A pure function of its text, asked again for the same statements at every memo write of a
 # thread (the base memo's lines are read anew each time) and for the same messages by later
-# folds: remembered, as the costliest step of a write.
-@functools.lru_cache(maxsize=16384)
+# folds: remembered, as the costliest step of a write. The caches keyed by text hold a few
+# thousand statements (a memo's lines and a segment's are a few hundred), so a worker's memory
+# stays bounded however long the statements; they live as long as the worker process.
+@functools.lru_cache(maxsize=4096)
 def _anchors(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for match in _QUOTED.finditer(text):
@@ -211,7 +213,7 @@ def strength(anchor: str) -> int:
     return MEDIUM
 
 
-@functools.lru_cache(maxsize=16384)  # asked of every line and statement at each write
+@functools.lru_cache(maxsize=4096)  # asked of every line and statement at each write
 def skeleton(text: str) -> str:
     """``text`` with its numbers reduced to their shape: lines of one template (log lines, list
     items, table rows) share a skeleton, and so do repeats of one sentence."""
@@ -226,7 +228,7 @@ def skeleton(text: str) -> str:
 _HEX_RUN = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
 
 
-@functools.lru_cache(maxsize=16384)  # asked of every line and statement at each write
+@functools.lru_cache(maxsize=4096)  # asked of every line and statement at each write
 def form(text: str) -> str:
     """``text`` with every word reduced to its shape class, hexadecimal runs of four characters
     or more to one digit: the lines of one log or listing template ("<time> INFO [worker]
