@@ -89,7 +89,7 @@ WITH RECURSIVE path(id, parent_id, n, total, seen) AS (
                SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.last_id = m.id AND s.status = 'ready'
                LIMIT 1 OFFSET 0
            ) THEN 1 ELSE 0 END
-    FROM path {{parent}}
+    FROM path {{step}}
     WHERE path.n < %s
       AND (path.n < %s OR path.total < %s OR (path.seen = 0 AND path.total < %s))
 )
@@ -120,7 +120,7 @@ SELECT 'message', path.n, m.id, m.public_id, m.role, m.token_count, m.depth,
        CASE WHEN {_SHOWN} THEN m.content_parts END,
        CASE WHEN {_SHOWN} THEN m.tool_calls END,
        CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), NULL, NULL
-FROM path {{message}}
+FROM path {{row}}
 UNION ALL
 SELECT 'head', 0, m.id, m.public_id, m.role, m.token_count, m.depth,
        CASE WHEN m.tool_calls IS NULL THEN 0 ELSE 1 END, m.tool_call_id,
@@ -166,9 +166,11 @@ JOIN {ASSEMBLY_TABLE} b ON b.id = COALESCE(a.budget_from_id, a.id)
 def read_sql(vendor: str, *, blobs: int = 0) -> str:
     """The context read's SQL for a database vendor (``connection.vendor``), checking
     ``blobs`` content blobs."""
-    sql = _READ_SQL.format(
-        parent=by_key(vendor, MESSAGE_TABLE, "m", "path.parent_id"),
-        message=by_key(vendor, MESSAGE_TABLE, "m", "path.id"),
+    sql = walk_sql(
+        _READ_SQL,
+        table=MESSAGE_TABLE,
+        walk="path",
+        vendor=vendor,
         memos=_MEMOS_ON_STRETCH[vendor],
         first=by_key(vendor, MESSAGE_TABLE, "f", "s.first_id"),
         last=by_key(vendor, MESSAGE_TABLE, "l", "s.last_id"),

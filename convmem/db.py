@@ -107,12 +107,14 @@ def by_key(vendor: str, table: str, alias: str, key: str, *, left: bool = False)
     return f"\n    {kind} LATERAL ({lookup}) {alias}{on}"
 
 
-def walk_sql(template: str, *, table: str, walk: str, **more: str) -> str:
+def walk_sql(
+    template: str, *, table: str, walk: str, vendor: str | None = None, **more: str
+) -> str:
     """A recursive walk up a tree of ``table`` rows (``template``, whose CTE is named ``walk``)
-    for this connection's database: each ``{step}`` joins in, as ``m``, the parent of a walked
-    row, and ``{row}`` the walked row itself, both looked up by key (``by_key``); ``more``
-    fills the template's other fields."""
-    vendor = connection.vendor
+    for a database ``vendor`` (this connection's by default): each ``{step}`` joins in, as
+    ``m``, the parent of a walked row, and ``{row}`` the walked row itself, both looked up by
+    key (``by_key``); ``more`` fills the template's other fields."""
+    vendor = vendor or connection.vendor
     return template.format(
         step=by_key(vendor, table, "m", f"{walk}.parent_id"),
         row=by_key(vendor, table, "m", f"{walk}.id"),
