@@ -95,6 +95,7 @@ def _erase(
         thread, ids, everything=everything
     )
     respond_erasure.run_streams_erase(thread, pks, everything=everything)
+    compaction_erasure.text_caches_drop_on_commit()
     return result
 
 

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from auditlog.events import Actor, audit_event_record
+from compaction.backends import text_caches
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.services import summaries_derived_from, summaries_invalidate_for_messages
 from compaction.snapshots import pieces_drop_unnamed
@@ -58,6 +59,12 @@ def assembly_snapshots_purge(*, now: datetime | None = None) -> int:
                     details={"count": count, "older_than_days": settings.CONVMEM_SNAPSHOT_DAYS},
                 )
         purged += done
+
+
+def text_caches_drop_on_commit() -> None:
+    """Drop this process's caches of statements (the memo writer's, recall's) when the erasure
+    commits; other processes drop theirs on their timer (``compaction.backends.text_caches``)."""
+    text_caches.drop_all_on_commit()
 
 
 def summaries_erase(

@@ -398,6 +398,9 @@ CONVMEM_MEMO_FAILURE_BACKOFF_MAX = env.int("CONVMEM_MEMO_FAILURE_BACKOFF_MAX", d
 CONVMEM_KEEP_RENDERED_INPUTS = env.bool("CONVMEM_KEEP_RENDERED_INPUTS", default=False)
 # Rendered model inputs (assembly snapshots) are kept this long; the hash and the ids stay.
 CONVMEM_SNAPSHOT_DAYS = env.int("CONVMEM_SNAPSHOT_DAYS", default=7)
+# Every process drops its caches of statements (the memo writer's, recall's) this often, so
+# erased text leaves the memory of the processes an erasure in another process cannot reach.
+CONVMEM_TEXT_CACHE_SECONDS = env.float("CONVMEM_TEXT_CACHE_SECONDS", default=300.0)
 # A deletion request is due this many days after it was received.
 CONVMEM_DELETION_DUE_DAYS = env.int("CONVMEM_DELETION_DUE_DAYS", default=30)
 # Expired threads (``expires_at`` passed) are erased this often, this many per batch.

@@ -73,6 +73,7 @@ from compaction.backends.salience import (
     strength,
     topic_words,
 )
+from compaction.backends.text_caches import text_cache
 from convmem.tokens import count_tokens
 
 PROMPT_VERSION = "extractive-memo/1"
@@ -345,7 +346,7 @@ def cued_statements(role: str, text: str) -> list[Statement]:
 # A message is read again by the writes after its own (a write reads ahead past its segment,
 # ``drop_superseded``, and the next write reads those messages as its segment). Whole messages
 # are the largest keys of the writer's caches: a few hundred cover a segment and its read-ahead.
-@functools.lru_cache(maxsize=512)
+@text_cache(512)
 def _cued_statements(role: str, text: str) -> tuple[Statement, ...]:
     found = list(statements(role, text))
     if role == "tool":
@@ -428,7 +429,7 @@ def _value_key(anchor: str) -> str:
     return "\x00" + anchor.casefold()
 
 
-@functools.lru_cache(maxsize=4096)  # asked of every line and statement at each write
+@text_cache(4096)  # asked of every line and statement at each write
 def _grams(text: str) -> frozenset[str]:
     words = [word.strip(EDGE_PUNCTUATION).casefold() for word in text.split()]
     return frozenset("\t".join(words[i : i + GRAM]) for i in range(len(words) - GRAM + 1))
@@ -828,7 +829,7 @@ class Memo:
 
 # A pure function of its strings, asked again for every earlier line each time a statement is
 # folded in (most of a memo write's time): remembered for the lines of the memos being written.
-@functools.lru_cache(maxsize=8192)
+@text_cache(8192)
 def _label_of(text: str, anchors: tuple[str, ...], value: str) -> tuple[str, ...]:
     """The label of ``value`` in ``text``: the words before the run of values it is written
     in ("SN PQQT-J85V", "GBP 274.54", "José Álvarez Núñez" read from their first value)."""

@@ -16,11 +16,12 @@ a preference or a decision are general English connectives ("actually", "instead
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from compaction.backends.text_caches import text_cache
 
 # Sentences end at . ! ? (and their full-width forms) followed by a blank, or at a line break;
 # not after a word of one to three letters and a dot ("ul.", "St.", "e.g."): an abbreviation,
@@ -167,8 +168,9 @@ def anchors(text: str) -> list[str]:
 # thread (the base memo's lines are read anew each time) and for the same messages by later
 # folds: remembered, as the costliest step of a write. The caches keyed by text hold a few
 # thousand statements (a memo's lines and a segment's are a few hundred), so a worker's memory
-# stays bounded however long the statements; they live as long as the worker process.
-@functools.lru_cache(maxsize=4096)
+# stays bounded however long the statements; they are conversation text, so they are dropped
+# after an erasure and on a timer (``compaction.backends.text_caches``).
+@text_cache(4096)
 def _anchors(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for match in _QUOTED.finditer(text):
@@ -190,7 +192,7 @@ def _anchors(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-@functools.lru_cache(maxsize=16384)  # asked of every anchor of every line at each fold
+@text_cache(16384)  # asked of every anchor of every line at each fold
 def strength(anchor: str) -> int:
     """How telling an anchor is: ``STRONG`` for long codes, dates, amounts, e-mail, URLs and
     paths; ``MEDIUM`` for names, words in capitals, numbers of three digits or more, dotted or
@@ -213,7 +215,7 @@ def strength(anchor: str) -> int:
     return MEDIUM
 
 
-@functools.lru_cache(maxsize=4096)  # asked of every line and statement at each write
+@text_cache(4096)  # asked of every line and statement at each write
 def skeleton(text: str) -> str:
     """``text`` with its numbers reduced to their shape: lines of one template (log lines, list
     items, table rows) share a skeleton, and so do repeats of one sentence."""
@@ -228,7 +230,7 @@ def skeleton(text: str) -> str:
 _HEX_RUN = re.compile(r"[0-9a-fA-F]*[0-9][0-9a-fA-F]*")
 
 
-@functools.lru_cache(maxsize=4096)  # asked of every line and statement at each write
+@text_cache(4096)  # asked of every line and statement at each write
 def form(text: str) -> str:
     """``text`` with every word reduced to its shape class, hexadecimal runs of four characters
     or more to one digit: the lines of one log or listing template ("<time> INFO [worker]
@@ -298,7 +300,7 @@ def _caseless_script(word: str) -> bool:
     return any(char.isalpha() and unicodedata.category(char) == "Lo" for char in word)
 
 
-@functools.lru_cache(maxsize=8192)  # asked again for every kept line at each fold
+@text_cache(8192)  # asked again for every kept line at each fold
 def topic_words(text: str, anchors_of_text: tuple[str, ...]) -> frozenset[str]:
     """Lower-case content words of ``text`` (four letters or more, no anchors): what a later
     statement about the same thing is likely to repeat ("address", "delivery", "flight")."""
@@ -337,7 +339,7 @@ def _stem(word: str) -> str:
     return word[:6]
 
 
-@functools.lru_cache(maxsize=16384)  # asked of every anchor of every line at each fold
+@text_cache(16384)  # asked of every anchor of every line at each fold
 def shape(word: str) -> str:
     """The shape class of an anchor: "9" digits, "a" letters, other characters as they are,
     runs collapsed ("12/03/2026" -> "9/9/9", "ABC-123" -> "a-9"). Two values of one shape
