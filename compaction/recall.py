@@ -30,12 +30,14 @@ are not in the index).
 """
 
 import math
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
 
+from compaction.backends import text_caches
 from compaction.backends.salience import gives_correction
 from compaction.curator import Turn
 from compaction.rendering import MessagePayload, recalled_content, sha256_hex
@@ -43,7 +45,7 @@ from compaction.selectors import StretchRow
 from convmem.db import walk_sql
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, Thread
-from threads.search import query_terms, thread_term_hits
+from threads.search import TermHit, query_terms, thread_term_hits
 
 MESSAGE_TABLE = Message._meta.db_table
 # Words of the user turn looked up (see ``_specific``).
@@ -55,6 +57,8 @@ COMMON_SHARE = 0.2
 MAX_CANDIDATES = 12
 # Words whose hit sets overlap this much (Jaccard) are one piece of evidence (see ``_ranked``).
 SAME_EVIDENCE = 0.6
+# Threads whose common words a process remembers (see ``_CommonWords``).
+COMMON_WORDS_THREADS = 2048
 # How far up the path a fork check may walk (rows); forked candidates beyond are skipped.
 MAX_FORK_WALK = 2000
 
@@ -70,6 +74,69 @@ class Recalled:
     public_id: str
     role: str
     payload: MessagePayload
+
+
+class _CommonWords:
+    """The words each thread was found to say often, per process: a lookup found ``PER_TERM``
+    + 1 messages or more holding the word below a turn. Below a later turn of the thread (one
+    as deep or deeper, and newer) the word can only be commoner, and a common word is ignored
+    (``_ranked``, ``_corrected_later``), so it is not looked up again: the recalled section is
+    the same, without the lookup's costliest part. A word's lookup reads the index's every
+    entry of the word in the thread (a GIN bitmap, or an FTS5 list, cannot stop at ``LIMIT``),
+    so the words of every other sentence ("the", "order", "hello") cost what the thread has
+    grown to, each turn. Bounded (the threads asked least recently go first); conversation
+    words, so dropped with the text caches (after an erasure, and on their timer)."""
+
+    def __init__(self, threads: int) -> None:
+        self._threads = threads
+        self._by_thread: OrderedDict[int, dict[str, tuple[int, int]]] = OrderedDict()
+        self._lock = threading.Lock()
+        text_caches.register(clear=self.clear, size=self.size)
+
+    def uncommon(
+        self, thread_id: int, terms: Sequence[str], *, below_depth: int, below_id: int
+    ) -> list[str]:
+        """``terms`` less those known common in the thread below this turn or an older one."""
+        with self._lock:
+            known = self._by_thread.get(thread_id, {})
+            if known:
+                self._by_thread.move_to_end(thread_id)
+        return [
+            term
+            for term in terms
+            if not (term in known and known[term][0] <= below_depth and known[term][1] <= below_id)
+        ]
+
+    def learn(
+        self, thread_id: int, hits: Iterable[TermHit], *, below_depth: int, below_id: int
+    ) -> None:
+        """Remember the words with ``PER_TERM`` + 1 hits or more below this turn."""
+        counts: dict[str, int] = defaultdict(int)
+        for hit in hits:
+            counts[hit.term] += 1
+        common = [term for term, count in counts.items() if count > PER_TERM]
+        if not common:
+            return
+        text_caches.remembering()
+        with self._lock:
+            known = self._by_thread.setdefault(thread_id, {})
+            self._by_thread.move_to_end(thread_id)
+            for term in common:
+                if term not in known or known[term] > (below_depth, below_id):
+                    known[term] = (below_depth, below_id)
+            while len(self._by_thread) > self._threads:
+                self._by_thread.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_thread.clear()
+
+    def size(self) -> int:
+        with self._lock:
+            return sum(len(words) for words in self._by_thread.values())
+
+
+_COMMON_WORDS = _CommonWords(COMMON_WORDS_THREADS)
 
 
 def recall_candidates(
@@ -94,9 +161,12 @@ def recall_candidates(
     terms = _specific(query_terms(text))
     if not terms or below_depth <= 1:
         return []
+    asked = _COMMON_WORDS.uncommon(thread.pk, terms, below_depth=below_depth, below_id=query.id)
+    if not asked:
+        return []
     hits = thread_term_hits(
         thread_id=thread.pk,
-        terms=terms,
+        terms=asked,
         # The path's messages are older than its current turn (a parent precedes its child).
         below_id=query.id,
         below_depth=below_depth,
@@ -104,7 +174,7 @@ def recall_candidates(
         # Sealed messages hold the words' hashes under the subject's key.
         key_id=thread.data_key_id,
     )
-    hits = list(hits)
+    _COMMON_WORDS.learn(thread.pk, hits, below_depth=below_depth, below_id=query.id)
     ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
     found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)
     on_path = _on_path(thread, rows, found)

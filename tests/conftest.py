@@ -19,6 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from auditlog.events import Actor
+from compaction.backends import text_caches
 from convmem.models import ApiKey, Tenant
 from convmem.tenancy import api_key_create, tenant_create
 from tests.support.worker import celery_worker  # noqa: F401  (a real Celery worker fixture)
@@ -162,6 +163,13 @@ def _answers_in_the_request(settings: Any) -> None:
     generation worker for it (``tests/respond/test_runs.py``); with ``REDIS_URL`` set the
     setting's default would be the worker."""
     settings.CONVMEM_RESPOND_IN_WORKER = False
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_text() -> None:
+    """Each test starts with this process's text caches empty: recall's memory of common words
+    is by thread id, and a rolled-back test's ids come again on SQLite."""
+    text_caches.drop_all()
 
 
 @dataclass

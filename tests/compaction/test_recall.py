@@ -156,6 +156,29 @@ def test_only_the_active_path_is_recalled(acme):
     assert "1111-AA" not in str(response.data["messages"])
 
 
+def test_a_word_common_in_the_thread_is_not_looked_up_again(acme):
+    """Once a lookup finds a word in more messages than recall reads for one (a common word,
+    which the ranking ignores), later turns of the thread leave it out of the lookup; what is
+    recalled stays the same."""
+    thread, fact, _ = long_thread(acme)
+    say(thread, "assistant", "Sure.")
+    # Every filler turn talks about "carriers"; only the fact has "locker".
+    say(thread, "user", "Not about the carriers: what is my locker code?")
+
+    def recall() -> tuple[list[str], str]:
+        with CaptureQueriesContext(connection) as captured:
+            response = post_context(acme.client, thread, **BUDGET)
+        return response.data["sections"]["recalled"], " ".join(q["sql"] for q in captured)
+
+    first, asked_first = recall()
+    second, asked_second = recall()
+
+    assert first == second == [fact.public_id]
+    assert "carriers" in asked_first
+    assert "carriers" not in asked_second
+    assert "locker" in asked_second
+
+
 def test_recall_adds_at_most_three_queries(acme, settings):
     """The turn's text, the word hits, the candidates (a fork would add one walk)."""
     thread, fact, _ = long_thread(acme)
