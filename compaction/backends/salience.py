@@ -132,6 +132,7 @@ def statements(role: str, text: str) -> Iterator[Statement]:
         yield Statement(role=role, text=piece, anchors=_anchors(piece))
 
 
+@text_cache(4096)  # recall asks it of the same candidates turn after turn
 def gives_correction(text: str) -> bool:
     """Whether a statement of ``text`` gives a value with a correction's words ("actually",
     "changed to", "instead"…) and asks nothing: ``Statement.corrects`` with anchors and not
