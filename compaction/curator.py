@@ -93,6 +93,7 @@ The budget becomes::
 """
 
 from collections.abc import Sequence
+from copy import copy
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from math import floor
@@ -381,21 +382,13 @@ def curate(
     fit. Otherwise as ``curate_history``; ``previous`` is the stable prefix of the thread's
     previous input, if any (its memo is kept while it stands); ``lead_messages``: see "A fast
     thread asks earlier" in the module docstring."""
-    plan = curate_history(
-        path, memos, budget, policy, head=head, previous=previous, lead_messages=lead_messages
-    )
+    layout = _Layout.of(path, budget, policy, head)
+    plan = _curated(layout, memos, previous, lead_messages)
     if policy.recall_max_tokens == 0 or not _history_hidden(plan, head):
         return plan
-    slot = recall_slot(budget.available, policy)
-    base = curate_history(
-        path,
-        memos,
-        budget,
-        policy,
-        head=head,
-        recall_room=slot,
-        previous=previous,
-        lead_messages=lead_messages,
+    # The same path and costs, with the recall slot kept from the recent turns.
+    base = _curated(
+        layout.keeping(recall_slot(budget.available, policy)), memos, previous, lead_messages
     )
     if plan.memo is not None and not plan.lost and base.lost:
         return plan  # recall never costs the middle between a memo and the recent turns
@@ -469,7 +462,15 @@ def curate_history(
     block is about ``(high_water - low_water)`` x the room. No memo is requested when the slot
     is smaller than ``min_memo_tokens``.
     """
-    layout = _Layout.of(path, budget, policy, head, recall_room)
+    return _curated(
+        _Layout.of(path, budget, policy, head, recall_room), memos, previous, lead_messages
+    )
+
+
+def _curated(
+    layout: "_Layout", memos: Sequence[Memo], previous: Prefix | None, lead_messages: int
+) -> Plan:
+    """``curate_history`` on a path already laid out."""
     placed = layout.placed_memos(memos)
     kept = layout.still_standing(placed, previous)
     if layout.history_fits(elide=False):
@@ -556,6 +557,13 @@ class _Layout:
                 current_turn=current,
             )
         return layout
+
+    def keeping(self, recall_room: int) -> "_Layout":
+        """This layout with ``recall_room`` tokens kept from the recent turns (the path, its
+        units and costs are the same)."""
+        kept = copy(self)
+        kept.recall_room = recall_room
+        return kept
 
     def span_cost(self, start: int, end: int, *, elide: bool) -> int:
         """The cost of the turns ``start`` … ``end`` (elided where they may be, if ``elide``)."""
