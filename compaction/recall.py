@@ -22,11 +22,12 @@ value.
 
 Only messages on the active path are candidates: a message on the read stretch is; an older
 one is when it is the only message of the thread at its depth (counted through the (thread,
-depth) index by the query that reads the candidates); at a depth with forks, by one bounded
-walk up the path. Three queries in all (the turn's text, the word hits, the candidates), four
-with a fork. The best ``MAX_CANDIDATES`` are returned with their rendered text and its exact
-token count, so the curator's arithmetic holds; erased messages are never candidates (they
-are not in the index).
+depth) index by the query that reads the candidates' rows); at a depth with forks, by one bounded
+walk up the path. One query when the caller has the turn's text (the word hits and, in the
+same statement, the rows of the messages the rare words hit), one more for the text otherwise,
+and one more with a fork. The best ``MAX_CANDIDATES`` are returned with their rendered text
+and its exact token count, so the curator's arithmetic holds; erased messages are never
+candidates (they are not in the index).
 """
 
 import math
@@ -34,6 +35,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 
@@ -45,7 +47,7 @@ from compaction.selectors import StretchRow
 from convmem.db import walk_sql
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Role, Thread
-from threads.search import TermHit, query_terms, thread_term_hits
+from threads.search import TermHit, query_terms, term_lookup_fetch, thread_term_hits_sql
 
 MESSAGE_TABLE = Message._meta.db_table
 # Words of the user turn looked up (see ``_specific``).
@@ -164,19 +166,10 @@ def recall_candidates(
     asked = _COMMON_WORDS.uncommon(thread.pk, terms, below_depth=below_depth, below_id=query.id)
     if not asked:
         return []
-    hits = thread_term_hits(
-        thread_id=thread.pk,
-        terms=asked,
-        # The path's messages are older than its current turn (a parent precedes its child).
-        below_id=query.id,
-        below_depth=below_depth,
-        per_term=PER_TERM + 1,
-        # Sealed messages hold the words' hashes under the subject's key.
-        key_id=thread.data_key_id,
-    )
+    hits, rows_hit = _hits_and_rows(thread, asked, query, max_tokens)
     _COMMON_WORDS.learn(thread.pk, hits, below_depth=below_depth, below_id=query.id)
     ranked = [message_id for message_id, _ in _ranked(hits, older=below_depth - 1)]
-    found = _candidates(ranked[: MAX_CANDIDATES * 2], max_tokens)
+    found = {pk: rows_hit[pk] for pk in ranked[: MAX_CANDIDATES * 2] if pk in rows_hit}
     on_path = _on_path(thread, rows, found)
     found = {pk: found[pk] for pk in on_path}
     corrected = _corrected_later(found, hits)
@@ -288,24 +281,49 @@ class _Candidate:
     at_depth: int  # messages of the thread at this depth (1: it lies on every path there)
 
 
-_CANDIDATES_SQL = f"""
-SELECT m.id, m.public_id, m.role, m.content, m.content_parts, m.tool_calls, m.tool_call_id,
-    m.depth, (SELECT COUNT(*) FROM {MESSAGE_TABLE} s
-              WHERE s.thread_id = m.thread_id AND s.depth = m.depth)
-FROM {MESSAGE_TABLE} m WHERE m.id IN ({{ids}}) AND m.token_count <= %s
+# The words' hits (``threads.search.thread_term_hits_sql``, as a CTE) and, in the same
+# statement, the rows of the messages its rare words hit (``PER_TERM`` hits or fewer: a superset
+# of what ``_ranked`` can rank) that could fit the section, with how many messages of the
+# thread share their depth (through the (thread, depth) index). A hit row has its term; a
+# message row has none.
+_HITS_AND_ROWS_SQL = f"""
+WITH hits(term, id, depth) AS ({{hits}})
+SELECT term, id, depth, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM hits
+UNION ALL
+SELECT NULL, m.id, m.depth, m.public_id, m.role, m.content, m.content_parts, m.tool_calls,
+    m.tool_call_id, (SELECT COUNT(*) FROM {MESSAGE_TABLE} s
+                     WHERE s.thread_id = m.thread_id AND s.depth = m.depth)
+FROM {MESSAGE_TABLE} m
+WHERE m.id IN (SELECT id FROM hits WHERE term IN (
+    SELECT term FROM hits GROUP BY term HAVING COUNT(*) <= %s))
+AND m.token_count <= %s
 """
 
 
-def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
-    """The messages ``ids`` that could fit the section, with their content and how many
-    messages of the thread share their depth (one query, through the (thread, depth) index;
-    written out, as the ORM's compiling of the correlated count cost more than running it)."""
-    if not ids:
-        return {}
-    sql = _CANDIDATES_SQL.format(ids=", ".join(["%s"] * len(ids)))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*ids, max_tokens])
-        rows = cursor.fetchall()
+def _hits_and_rows(
+    thread: Thread, terms: list[str], query: StretchRow, max_tokens: int
+) -> tuple[list[TermHit], dict[int, "_Candidate"]]:
+    """The hits of ``terms`` older than ``query`` (up to ``PER_TERM`` + 1 a word), and the
+    messages the rare ones hit that could fit the section, by id: one round trip, where the
+    hits and then the candidates the ranking picked among them were two."""
+    hits_sql, params = thread_term_hits_sql(
+        thread_id=thread.pk,
+        terms=terms,
+        # The path's messages are older than its current turn (a parent precedes its child).
+        below_id=query.id,
+        below_depth=query.depth,
+        per_term=PER_TERM + 1,
+        # Sealed messages hold the words' hashes under the subject's key.
+        key_id=thread.data_key_id,
+    )
+    sql = _HITS_AND_ROWS_SQL.format(hits=hits_sql)
+    rows = term_lookup_fetch(sql, [*params, PER_TERM, max_tokens])
+    hits = [TermHit(term, id_, depth) for term, id_, depth, *_ in rows if term is not None]
+    return hits, _candidates([row[1:] for row in rows if row[0] is None])
+
+
+def _candidates(rows: Iterable[Sequence[Any]]) -> dict[int, "_Candidate"]:
+    """The candidates of the message rows of ``_HITS_AND_ROWS_SQL``, by id."""
     parts_field, calls_field = (Message._meta.get_field(name) for name in _JSON_FIELDS)
     return {
         pk: _Candidate(
@@ -330,7 +348,7 @@ def _candidates(ids: list[int], max_tokens: int) -> dict[int, _Candidate]:
             depth,
             at_depth,
         )
-        for pk, public_id, role, content, parts, calls, call_id, depth, at_depth in rows
+        for pk, depth, public_id, role, content, parts, calls, call_id, at_depth in rows
     }
 
 

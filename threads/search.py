@@ -364,6 +364,12 @@ def thread_term_hits(
         per_term=per_term,
         key_id=key_id,
     )
+    return [TermHit(term, id_, depth) for term, id_, depth in term_lookup_fetch(sql, params)]
+
+
+def term_lookup_fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``sql``, a query built on ``thread_term_hits_sql`` (that query, or one that
+    reads it as a CTE), in one round trip."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql" and connection.in_atomic_block:
             # The document is costly to compute (a parse of the message) but the planner
@@ -375,7 +381,7 @@ def thread_term_hits(
             cursor.nextset()
         else:
             cursor.execute(sql, params)
-        return [TermHit(term, id_, depth) for term, id_, depth in cursor.fetchall()]
+        return cursor.fetchall()
 
 
 # Each term's hits, through the GIN index (one parameterised scan a term). The thread is a
