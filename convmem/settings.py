@@ -518,6 +518,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
+        # httpx logs every request at INFO, its URL with any credentials the base URL holds.
+        "httpx": {"level": "WARNING"},
         # WeasyPrint (the export PDF) logs each layout step at INFO.
         "weasyprint.progress": {"level": "WARNING"},
     },

@@ -163,7 +163,9 @@ class ModelCallSpan:
             if usage and usage.get(key) is not None:
                 span.set_attribute(attribute, usage[key])
         if error is not None:
-            span.set_attribute("error.type", type(error).__qualname__)
+            # As HTTP clients' spans have it: a refusal's status code, else the exception.
+            status = getattr(getattr(error, "response", None), "status_code", None)
+            span.set_attribute("error.type", str(status) if status else type(error).__qualname__)
             span.set_status(Status(StatusCode.ERROR, str(error)))
         span.end()
 

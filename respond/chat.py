@@ -3,8 +3,8 @@
 Settings: ``CONVMEM_CHAT_BASE_URL``, ``CONVMEM_CHAT_MODEL`` (a thread's model profile may name
 another model), ``CONVMEM_CHAT_API_KEY``, ``CONVMEM_CHAT_TIMEOUT`` (seconds to connect and to
 wait for each chunk). Always streamed, with ``stream_options.include_usage`` so the server
-reports the usage in a last chunk. The SDK never retries (``max_retries=0``): the client of the
-respond endpoint retries with its Idempotency-Key, and the run resumes.
+reports the usage in a last chunk. Never retried here: the client of the respond endpoint
+retries with its Idempotency-Key, and the run resumes.
 
 What the server sends is cleaned before anyone stores it: NUL characters and unpaired
 surrogates (no database column holds them) become U+FFFD, a model name or finish reason is cut
@@ -12,8 +12,15 @@ to its column, a usage report that is not two counts from 0 to ``MAX_USAGE_TOKEN
 dropped (the answer's usage is then estimated). A ``ModelError``'s detail is a stable sentence
 (no URL, no upstream text: the base URL may carry credentials, an error page may be HTML); the
 rest is logged.
+
+The call is made with httpx and read with httpx-sse, not through the OpenAI SDK: the SDK built
+a typed object for every chunk and walked its request options before sending, about 1.4 ms
+before the first token on loopback (3.1 instead of 4.6 ms to the first chunk) and more for
+every chunk after it. What is sent is the same JSON body; what is read is the chunks' JSON, as
+the SDK read it (``data: [DONE]`` ends the stream; a chunk carrying ``error`` fails it).
 """
 
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -21,9 +28,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import openai
+import httpx
 from django.conf import settings
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from httpx_sse import EventSource, SSEError
 
 from convmem.profiles import profile_setting
 from convmem.telemetry import ModelCallSpan, model_call_start
@@ -72,41 +79,64 @@ def chat_model_for(thread: Thread) -> str:
 
 
 @lru_cache(maxsize=8)
-def _client(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
-    # One client (and connection pool) per configuration; the SDK client is thread-safe.
-    return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+def _client(base_url: str, api_key: str, timeout: float) -> httpx.Client:
+    # One client (and connection pool) per configuration; an httpx client is thread-safe.
+    return httpx.Client(
+        base_url=base_url,
+        headers={"Authorization": f"Bearer {api_key}", "Accept": "text/event-stream"},
+        timeout=timeout,
+        follow_redirects=True,
+    )
+
+
+class _StreamFailed(Exception):
+    """The server sent a chunk that is an error, or a body that is not chunks of JSON."""
 
 
 def _error(error: Exception, where: str) -> ModelError:
     """A stable detail for the API; what the server said goes to the log."""
     logger.warning("chat model call failed (%s): %r", where, error)
-    if isinstance(error, openai.APIStatusError):
-        status = error.status_code
+    if isinstance(error, httpx.HTTPStatusError):
+        status = error.response.status_code
         return ModelError(
             f"the chat model answered HTTP {status}", retryable=status_is_retryable(status)
         )
-    if isinstance(error, openai.APITimeoutError):
+    if isinstance(error, httpx.TimeoutException):
         return ModelError("the chat model did not answer in time", retryable=True)
-    if isinstance(error, openai.APIConnectionError):
+    if isinstance(error, httpx.TransportError) and not isinstance(error, SSEError):
         return ModelError("the chat model could not be reached", retryable=True)
-    # Replies the SDK cannot read (a ValueError: a body that is not JSON).
+    # Replies that cannot be read: a body that is not an event stream (``SSEError``) or not
+    # JSON, a chunk that is an error.
     return ModelError("the chat model's reply could not be read", retryable=True)
 
 
 def _reported_usage(usage: Any) -> dict[str, int] | None:
     """The server's usage report, if it holds two counts a turn may store (and cached-token
     counts that fit in the prompt's); else None."""
+    report = usage if isinstance(usage, dict) else {}
     counts = {
-        "prompt_tokens": getattr(usage, "prompt_tokens", None),
-        "completion_tokens": getattr(usage, "completion_tokens", None),
+        "prompt_tokens": report.get("prompt_tokens"),
+        "completion_tokens": report.get("completion_tokens"),
     }
-    report = usage.model_dump() if hasattr(usage, "model_dump") else {}
     cached = cached_usage(report)
     usable = all(usage_count_ok(count) for count in counts.values()) and cached is not None
     if usable and sum(cached.values()) <= counts["prompt_tokens"]:
         return counts | {key: count for key, count in cached.items() if count}
     logger.warning("the chat model reported unusable usage %r; estimating it", usage)
     return None
+
+
+def _chunks(response: httpx.Response) -> Iterator[dict[str, Any]]:
+    """The chunks of a streamed completion, up to ``data: [DONE]`` or the stream's end."""
+    for event in EventSource(response).iter_sse():
+        if event.data.startswith("[DONE]"):
+            return
+        chunk = json.loads(event.data)
+        if not isinstance(chunk, dict):
+            raise _StreamFailed(f"a chunk that is not an object: {event.data[:200]!r}")
+        if chunk.get("error"):
+            raise _StreamFailed(f"an error chunk: {event.data[:500]!r}")
+        yield chunk
 
 
 class ChatStream:
@@ -116,8 +146,10 @@ class ChatStream:
     server sees the connection go). The call's trace span ends with the stream: read to the
     end, failed, or closed."""
 
-    def __init__(self, stream: Any, *, model: str, where: str, span: ModelCallSpan) -> None:
-        self._stream = stream
+    def __init__(
+        self, response: httpx.Response, *, model: str, where: str, span: ModelCallSpan
+    ) -> None:
+        self._response = response
         self._where = where
         self._span = span
         self.model = model
@@ -126,32 +158,39 @@ class ChatStream:
 
     def __iter__(self) -> Iterator[str]:
         try:
-            for chunk in self._stream:
-                model = getattr(chunk, "model", None)
+            for chunk in _chunks(self._response):
+                model = chunk.get("model")
                 if model and isinstance(model, str):
                     self.model = storable(model, MODEL_NAME_CHARS)
-                if getattr(chunk, "usage", None) is not None:
-                    self.usage = _reported_usage(chunk.usage)
-                for choice in chunk.choices or ():
-                    if choice.finish_reason:
-                        self.finish_reason = storable(
-                            str(choice.finish_reason), FINISH_REASON_CHARS
-                        )
-                    text = choice.delta.content if choice.delta else None
-                    if text and isinstance(text, str):
-                        yield storable(text)
-        except (openai.APIError, ValueError) as error:
-            # ValueError: a chunk that is not JSON (the SDK's decoder lets it escape).
+                if chunk.get("usage") is not None:
+                    self.usage = _reported_usage(chunk["usage"])
+                for choice in chunk.get("choices") or ():
+                    yield from self._choice_text(choice)
+        except (httpx.HTTPError, _StreamFailed, ValueError) as error:
+            # ValueError: a chunk that is not JSON.
             self._span.finish(model=self.model, error=error)
             raise _error(error, self._where) from error
+        finally:
+            self._response.close()
         self._span_finish()
+
+    def _choice_text(self, choice: Any) -> Iterator[str]:
+        """The text of one choice of a chunk; its finish reason, if it has one, is kept."""
+        if not isinstance(choice, dict):
+            raise _StreamFailed(f"a choice that is not an object: {choice!r:.200}")
+        if choice.get("finish_reason"):
+            self.finish_reason = storable(str(choice["finish_reason"]), FINISH_REASON_CHARS)
+        delta = choice.get("delta")
+        text = delta.get("content") if isinstance(delta, dict) else None
+        if text and isinstance(text, str):
+            yield storable(text)
 
     def _span_finish(self) -> None:
         self._span.finish(model=self.model, usage=self.usage, finish_reason=self.finish_reason)
 
     def close(self) -> None:
         self._span_finish()
-        self._stream.close()
+        self._response.close()
 
 
 def with_cache_breakpoint(messages: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
@@ -201,18 +240,36 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
         temperature=params.temperature,
         purpose="respond",
     )
+    request = client.build_request(
+        "POST",
+        "chat/completions",
+        content=json.dumps(body, separators=(",", ":")),
+        headers={"Content-Type": "application/json"},
+    )
     try:
-        # The body as sent: ``chat.completions.create`` would first walk every message through
-        # its typed-dict transform (6 ms for 40 turns, growing with the thread) to produce the
-        # same JSON, all of it before the first token.
-        stream = client.post(
-            "/chat/completions",
-            body=body,
-            cast_to=ChatCompletion,
-            stream=True,
-            stream_cls=openai.Stream[ChatCompletionChunk],
-        )
-    except (openai.APIError, ValueError) as error:
+        response = client.send(request, stream=True)
+    except httpx.HTTPError as error:
         span.finish(error=error)
         raise _error(error, where) from error
-    return ChatStream(stream, model=params.model, where=where, span=span)
+    if response.is_error:
+        refused = _refusal(response)
+        span.finish(error=refused)
+        raise _error(refused, where) from refused
+    return ChatStream(response, model=params.model, where=where, span=span)
+
+
+def _refusal(response: httpx.Response) -> httpx.HTTPError:
+    """The error of a response that refused the call, with the start of its body for the log
+    (read whole: a refusal is short), the response closed."""
+    try:
+        response.read()
+        error = httpx.HTTPStatusError(
+            f"HTTP {response.status_code}: {response.text[:500]!r}",
+            request=response.request,
+            response=response,
+        )
+    except httpx.HTTPError as unread:
+        error = unread
+    finally:
+        response.close()
+    return error

@@ -101,6 +101,31 @@ def test_a_stream_whose_thread_is_deleted_meanwhile_ends_with_an_error(acme, cha
     assert not Message.objects.filter(thread=thread, role="assistant").exists()
 
 
+@pytest.mark.parametrize(
+    ("mode", "tokens"),
+    [
+        # A 200 whose body is JSON, not an event stream: nothing can be read from it.
+        ("malformed", []),
+        # An error chunk after the first word, as OpenAI's servers report a late failure.
+        ("stream_error", ["The "]),
+    ],
+)
+def test_a_reply_that_cannot_be_read_ends_the_stream_with_a_retryable_error(
+    acme, chat, mode, tokens
+):
+    chat.configure(mode=mode, reply="The parcel ships today.")
+    thread = make_thread(acme.tenant)
+    events = streamed(respond(acme, thread, "k1", stream=True))
+    assert [data["text"] for name, data in events if name == "token"] == tokens
+    name, data = events[-1]
+    assert name == "error"
+    assert data["code"] == "model_unavailable"
+    assert data["detail"].startswith("the chat model's reply could not be read")
+    answers = Message.objects.filter(thread=thread, role="assistant")
+    # What was streamed before the failure is kept as an interrupted answer; nothing else.
+    assert [(m.status, m.content) for m in answers] == ([("interrupted", "The ")] if tokens else [])
+
+
 def test_error_details_carry_no_url_credentials_or_upstream_text(acme, chat, settings):
     settings.CONVMEM_CHAT_BASE_URL = chat.base_url.replace("http://", "http://bob:s3cret@")
     chat.configure(mode="error_html")

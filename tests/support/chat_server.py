@@ -15,7 +15,9 @@ Modes:
 - "no_choices": HTTP 200, valid JSON without `choices`;
 - "empty": HTTP 200, one choice whose content is "";
 - "fail_n_then_ok": the first `fail_n` completion requests get a 500, the rest "ok";
-- "error_html": HTTP 502 with an HTML page (as a proxy in front of a model answers).
+- "error_html": HTTP 502 with an HTML page (as a proxy in front of a model answers);
+- "stream_error": as "ok", but a stream sends an error chunk (`data: {"error": …}`, as
+  OpenAI's servers report a failure after the headers) after its first word, and ends.
 
 `model_name`, `finish_reason` and `usage` (a dict sent as is) override what a reply reports, so
 a test can send what no database column holds.
@@ -65,6 +67,7 @@ MODES = (
     "empty",
     "fail_n_then_ok",
     "error_html",
+    "stream_error",
 )
 ERROR_PAGE = b"<html><body><h1>502 Bad Gateway</h1><p>upstream internal-gpu-7</p></body></html>"
 COMPLETIONS_PATH = "/v1/chat/completions"
@@ -332,11 +335,11 @@ class _Handler(BaseHTTPRequestHandler):
             if structured and mode != "empty" and not self.chat.reply:
                 content = json_memo(content)
             if body.get("stream"):
-                self._stream(body, content)
+                self._stream(body, content, fail_with_error=mode == "stream_error")
             else:
                 self._send_json(200, self.chat._overridden(completion(body, content)))
 
-    def _stream(self, body: dict[str, Any], content: str) -> None:
+    def _stream(self, body: dict[str, Any], content: str, *, fail_with_error: bool) -> None:
         """Answer as an SSE stream of chunks (see the module docstring)."""
         chunk_delay, first_delay, fail_after = self.chat._stream_settings()
         answer = self.chat._overridden(completion(body, content))
@@ -354,6 +357,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if fail_after is not None and index >= fail_after:
                     return  # the connection closes with no finish_reason and no [DONE]
                 if index and chunk_delay and not self.chat._sleep(chunk_delay):
+                    return
+                if index and fail_with_error:
+                    self._event({"error": {"message": "overloaded", "type": "server_error"}})
                     return
                 self._event(chunk(answer, {"content": word}))
             self._event(chunk(answer, {}, finish_reason=finish_reason))
