@@ -31,6 +31,7 @@ candidates (they are not in the index).
 """
 
 import math
+import os
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -93,7 +94,12 @@ class _CommonWords:
         self._threads = threads
         self._by_thread: OrderedDict[int, dict[str, tuple[int, int]]] = OrderedDict()
         self._lock = threading.Lock()
+        # A forked child's lock is its own (see ``text_caches._timer_lock_renew``).
+        os.register_at_fork(after_in_child=self._lock_renew)
         text_caches.register(clear=self.clear, size=self.size)
+
+    def _lock_renew(self) -> None:
+        self._lock = threading.Lock()
 
     def uncommon(
         self, thread_id: int, terms: Sequence[str], *, below_depth: int, below_id: int

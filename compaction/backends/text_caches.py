@@ -38,6 +38,16 @@ _timer_pid: int | None = None
 _timer_lock = threading.Lock()
 
 
+def _timer_lock_renew() -> None:
+    """A forked child gets a lock of its own: another thread of its parent may have held the
+    parent's at the fork, and that thread did not come along to release it."""
+    global _timer_lock
+    _timer_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_timer_lock_renew)
+
+
 def text_cache(
     maxsize: int,
 ) -> Callable[[Callable[..., Result]], functools._lru_cache_wrapper[Result]]:

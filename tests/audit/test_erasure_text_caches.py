@@ -88,3 +88,39 @@ def test_every_process_forgets_its_entries_on_its_own_timer():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "forgotten"
+
+
+HELD_AT_FORK = textwrap.dedent(
+    """
+    import os, threading
+    import django
+    django.setup()
+    from compaction import recall
+    from compaction.backends import text_caches
+
+    locks = [text_caches._timer_lock, recall._COMMON_WORDS._lock]
+    for lock in locks:
+        lock.acquire()  # as a request's thread would hold it while the process forks
+    child = os.fork()
+    if child == 0:
+        # The child's locks are free: its first cache entry and recall can take them.
+        free = [text_caches._timer_lock, recall._COMMON_WORDS._lock]
+        os._exit(0 if all(lock.acquire(timeout=2) for lock in free) else 1)
+    _, status = os.waitpid(child, 0)
+    print("free" if os.waitstatus_to_exitcode(status) == 0 else "held")
+    """
+)
+
+
+def test_a_lock_held_at_a_fork_is_not_held_in_the_child():
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "convmem.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_AT_FORK],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "free"
