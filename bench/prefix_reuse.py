@@ -1,4 +1,4 @@
-"""How much of each model input a prompt cache can serve: curator/3, /4 and /5 side by side.
+"""How much of each model input a prompt cache can serve: curator/3, /4, /5 and langmem.
 
 A provider's prompt cache serves the longest prefix of a request that equals an earlier
 request. Here, for every user turn after the history first overflows, the *reuse share* is the
@@ -23,6 +23,10 @@ renders each input as a sequence of token identities (system prompt, memo, messa
 result's marker) and writes every requested memo at once, as a worker that keeps pace would,
 segment by segment up to the chain's goal (each segment a writer call and a ready memo).
 (Memo quality through the real services is ``memo_eval``'s job.)
+
+On the support workload, langmem's ``summarize_messages`` (the peer the issue quotes at 0.95)
+runs on the same turns too (``LangmemRun``): its summary is a fake model's, counted at a
+written memo's size, and each new summary is one writer call.
 
 Workloads:
 - ``support``: the realistic 5,000-turn conversation of ``bench/long_conversation.py`` (a
@@ -324,6 +328,113 @@ class Run:
         )
 
 
+class LangmemRun:
+    """langmem's ``summarize_messages`` (the peer the issue measured at 0.95) on the same turns:
+    the running summary and the messages after it, within ``max_tokens`` = window - reserve
+    and ``max_summary_tokens`` = the memo size, as ``bench/turn_cost.py`` runs it. Its model is
+    a fake one (a fixed summary, counted as a written memo is here: ``MEMO_FILL`` of its
+    size); each call is one summary, counted as one writer call. Token counts are the
+    workload's, so its inputs are rendered as token identities like the curators'."""
+
+    SUMMARY = "A running summary of the conversation so far."
+
+    def __init__(self, window: int, memo_max: int) -> None:
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        self.model = FakeListChatModel(responses=[self.SUMMARY])
+        self.max_tokens = window - RESERVE
+        self.summary_max = memo_max
+        self.memo_tokens = int(MEMO_FILL * memo_max)
+        self.tokens: dict[str, int] = {}
+        self.messages: list = []
+        self.running = None
+        self.previous: list[tuple] | None = None
+        self.previous_last = 0
+        self.overflowed = False
+        self.result = Result()
+
+    def count(self, messages: list) -> int:
+        """Tokens as the workload has them; the summary as a written memo of its size."""
+        total = 0
+        for message in messages:
+            if message.id is not None:
+                total += self.tokens[message.id]
+            elif self.SUMMARY in message.content:
+                total += self.memo_tokens
+            else:
+                total += SYSTEM + 4
+        return total
+
+    def add(self, messages: list[Message]) -> None:
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        for message in messages:
+            kind = HumanMessage if message.role == "user" else AIMessage
+            self.tokens[str(message.id)] = message.tokens
+            self.messages.append(kind("…", id=str(message.id)))
+        if messages[-1].role == "assistant":
+            self.result.exchanges += 1
+            return
+        self.assemble(messages)
+
+    def assemble(self, current: list[Message]) -> None:
+        from langchain_core.messages import SystemMessage
+        from langmem.short_term import summarize_messages
+
+        before = self.running
+        started = time.perf_counter()
+        result = summarize_messages(
+            [SystemMessage("system prompt"), *self.messages],
+            running_summary=self.running,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            max_summary_tokens=self.summary_max,
+            token_counter=self.count,
+        )
+        self.result.curate_seconds.append(time.perf_counter() - started)
+        self.running = result.running_summary
+        if self.running is not None and self.running is not before:
+            self.result.memo_calls += 1
+            self.overflowed = True
+        rendered = self.render(result.messages)
+        if self.overflowed and self.previous is not None:
+            self.measure(rendered, current)
+        self.previous = rendered
+        self.previous_last = current[-1].id
+
+    def render(self, messages: list) -> list[tuple]:
+        tokens: list[tuple] = []
+        for message in messages:
+            if message.id is not None:
+                tokens += [("message", int(message.id), k) for k in range(self.count([message]))]
+            elif self.SUMMARY in message.content:
+                version = self.running.last_summarized_message_id
+                tokens += [("memo", version, k) for k in range(self.memo_tokens)]
+            else:
+                tokens += [("system", k) for k in range(SYSTEM)]
+        return tokens
+
+    def measure(self, rendered: list[tuple], current: list[Message]) -> None:
+        answer = [m for m in self.messages if int(m.id) > self.previous_last]
+        new = {m.id for m in current}
+        followed = self.previous + [
+            ("message", int(m.id), k)
+            for m in answer
+            if int(m.id) not in new
+            for k in range(self.tokens[m.id])
+        ]
+        common = 0
+        for a, b in zip(rendered, followed, strict=False):
+            if a != b:
+                break
+            common += 1
+        self.result.reuse.append(common / len(rendered))
+        self.result.input_tokens.append(len(rendered))
+        self.result.uncached.append(len(rendered) - common)
+        cause = "none" if common == len(followed) else "boundary"
+        self.result.breaks.add(cause, len(rendered) - common)
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -338,6 +449,10 @@ def run(
         runs[name] = Run(module, window, memo_max=memo_max)
         if name != "curator/3":  # curator/3 had no recall
             runs[f"{name} + recall"] = Run(module, window, recall=True, memo_max=memo_max)
+    if workload == "support":
+        # The issue's peer; its agent turns would need tool calls langmem can pair.
+        memo_size = memo_max or current.Policy().memo_max_tokens
+        runs["langmem"] = LangmemRun(window, memo_size)
     make = support if workload == "support" else agent
     for messages in make(turns, random.Random(7)):
         for one in runs.values():
