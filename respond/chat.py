@@ -258,18 +258,17 @@ def chat_stream_open(*, messages: list[dict[str, Any]], params: ModelParams) -> 
     return ChatStream(response, model=params.model, where=where, span=span)
 
 
-def _refusal(response: httpx.Response) -> httpx.HTTPError:
+def _refusal(response: httpx.Response) -> httpx.HTTPStatusError:
     """The error of a response that refused the call, with the start of its body for the log
-    (read whole: a refusal is short), the response closed."""
+    (read whole: a refusal is short; its status stands even when the body cannot be read),
+    the response closed."""
     try:
         response.read()
-        error = httpx.HTTPStatusError(
-            f"HTTP {response.status_code}: {response.text[:500]!r}",
-            request=response.request,
-            response=response,
-        )
+        body = repr(response.text[:500])
     except httpx.HTTPError as unread:
-        error = unread
+        body = f"(body unread: {unread!r})"
     finally:
         response.close()
-    return error
+    return httpx.HTTPStatusError(
+        f"HTTP {response.status_code}: {body}", request=response.request, response=response
+    )
