@@ -6,8 +6,12 @@ finish reason, usage out of range or not integers, an answer over the content li
 error pages, and a base URL with credentials in it.
 """
 
+import socket
+import threading
+
 import pytest
 
+from respond.chat import ModelError, ModelParams, chat_stream_open
 from respond.models import RespondRun
 from tests.conftest import make_thread
 from tests.respond.conftest import REPLY, sse_events
@@ -147,3 +151,28 @@ def test_an_unreachable_model_is_named_without_its_address(acme, settings):
     assert detail.startswith("the chat model could not be reached")
     for secret in ("hunter2", "alice", "127.0.0.1"):
         assert secret not in detail
+
+
+def test_a_refusal_whose_body_is_cut_keeps_its_status(settings):
+    """A server that refuses (400) and drops the connection inside the body it announced: the
+    error is still the refusal's, not an unreachable model's (and a 400 is not retried)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    settings.CONVMEM_CHAT_BASE_URL = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+
+    def refuse_once() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 1000\r\n\r\n{")
+
+    refusing = threading.Thread(target=refuse_once, daemon=True)
+    refusing.start()
+    with pytest.raises(ModelError) as raised:
+        chat_stream_open(
+            messages=[{"role": "user", "content": "Hello"}],
+            params=ModelParams(model="m", max_tokens=16),
+        )
+    refusing.join(5)
+    server.close()
+    assert raised.value.detail == "the chat model answered HTTP 400"
+    assert not raised.value.retryable
