@@ -520,6 +520,8 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
         # httpx logs every request at INFO, its URL with any credentials the base URL holds.
         "httpx": {"level": "WARNING"},
+        # The memo writer's OpenAI SDK logs through its own copy, httpx2, the same way.
+        "httpx2": {"level": "WARNING"},
         # WeasyPrint (the export PDF) logs each layout step at INFO.
         "weasyprint.progress": {"level": "WARNING"},
     },

@@ -13,11 +13,17 @@ def status_is_retryable(status: int) -> bool:
     return status in RETRYABLE_STATUSES or status >= 500
 
 
-def url_for_logs(url: str) -> str:
-    """``url`` without the credentials it may carry (``https://user:secret@host/…``)."""
+def has_credentials(url: str) -> bool:
+    """Whether ``url`` carries a user or password (``https://user:secret@host/…``)."""
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
+    return parts.username is not None or parts.password is not None
+
+
+def url_for_logs(url: str) -> str:
+    """``url`` without the credentials it may carry."""
+    if not has_credentials(url):
         return url
+    parts = urlsplit(url)
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit(parts._replace(netloc=netloc))

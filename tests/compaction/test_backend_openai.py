@@ -1,6 +1,7 @@
 """The OpenAI-compatible backend against a real local chat-completions server (no mocks)."""
 
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -237,6 +238,17 @@ def test_a_malformed_reply_is_retryable(
         _summarize(backend)
 
     assert caught.value.retryable
+
+
+def test_the_sdk_logs_no_request_line_with_the_url(
+    backend: OpenAICompatBackend, server: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The SDK's httpx2 logs every request at INFO with its URL; settings quiet it, as httpx.
+    with caplog.at_level(logging.INFO):
+        _summarize(backend)
+
+    assert server.requests
+    assert not [record for record in caplog.records if server.base_url in record.getMessage()]
 
 
 def test_bad_credentials_are_not_retryable(settings: SettingsFixture, server: ChatServer) -> None:
