@@ -72,14 +72,11 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_every_process_forgets_its_entries_on_its_own_timer():
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "convmem.settings",
-        "CONVMEM_TEXT_CACHE_SECONDS": "0.3",
-    }
+def _child_prints(script: str, **environment: str) -> str:
+    """What a new Python process running ``script`` with the project's settings prints."""
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "convmem.settings", **environment}
     done = subprocess.run(
-        [sys.executable, "-c", CHILD],
+        [sys.executable, "-c", script],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -87,7 +84,11 @@ def test_every_process_forgets_its_entries_on_its_own_timer():
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "forgotten"
+    return done.stdout.strip()
+
+
+def test_every_process_forgets_its_entries_on_its_own_timer():
+    assert _child_prints(CHILD, CONVMEM_TEXT_CACHE_SECONDS="0.3") == "forgotten"
 
 
 HELD_AT_FORK = textwrap.dedent(
@@ -113,14 +114,4 @@ HELD_AT_FORK = textwrap.dedent(
 
 
 def test_a_lock_held_at_a_fork_is_not_held_in_the_child():
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "convmem.settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", HELD_AT_FORK],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "free"
+    assert _child_prints(HELD_AT_FORK) == "free"
