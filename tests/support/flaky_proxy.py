@@ -63,6 +63,9 @@ class FlakyProxy:
 
     def __exit__(self, *exc_info: object) -> None:
         self._stopping.set()
+        # On Linux, close() alone does not wake a thread blocked in accept(); shutdown() does.
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         self._thread.join(timeout=5)
 
