@@ -133,6 +133,19 @@ class Result:
     curate_seconds: list[float] = field(default_factory=list)
     breaks: "Breaks" = field(default_factory=lambda: Breaks())
 
+    def record(self, rendered: list[tuple], followed: list[tuple]) -> int:
+        """Count one input against what a cache holds (the previous input and what followed
+        it); returns the tokens they share from the start."""
+        common = 0
+        for a, b in zip(rendered, followed, strict=False):
+            if a != b:
+                break
+            common += 1
+        self.reuse.append(common / len(rendered))
+        self.input_tokens.append(len(rendered))
+        self.uncached.append(len(rendered) - common)
+        return common
+
 
 @dataclass
 class Breaks:
@@ -278,14 +291,7 @@ class Run:
             if m.id > self.previous_last_id and m.id not in new
             for k in range(m.tokens)
         ]
-        common = 0
-        for a, b in zip(rendered, followed, strict=False):
-            if a != b:
-                break
-            common += 1
-        self.result.reuse.append(common / len(rendered))
-        self.result.input_tokens.append(len(rendered))
-        self.result.uncached.append(len(rendered) - common)
+        common = self.result.record(rendered, followed)
         ended = common < min(len(rendered), len(followed))
         cause = break_cause(
             before,
@@ -423,14 +429,7 @@ class LangmemRun:
             if int(m.id) not in new
             for k in range(self.tokens[m.id])
         ]
-        common = 0
-        for a, b in zip(rendered, followed, strict=False):
-            if a != b:
-                break
-            common += 1
-        self.result.reuse.append(common / len(rendered))
-        self.result.input_tokens.append(len(rendered))
-        self.result.uncached.append(len(rendered) - common)
+        common = self.result.record(rendered, followed)
         cause = "none" if common == len(followed) else "boundary"
         self.result.breaks.add(cause, len(rendered) - common)
 
