@@ -455,14 +455,14 @@ def assembly_of_thread_exists(thread: Thread, public_id: str) -> bool:
     that says which model input it answers). Raw SQL: asked on every answer, and the ORM's
     ``exists()`` cost more to compile than to run."""
     with connection.cursor() as cursor:
-        cursor.execute(_ASSEMBLY_EXISTS_SQL, [public_id, thread.pk])
+        cursor.execute(ASSEMBLY_EXISTS_SQL, [public_id, thread.pk])
         return cursor.fetchone() is not None
 
 
 # By the unique index on ``public_id`` alone (``+ 0`` keeps the thread's index out): a plan
 # made while the table was small took ``assembly_thread_idx`` and read the thread's records
 # through it, more with every turn.
-_ASSEMBLY_EXISTS_SQL = f"SELECT 1 FROM {ASSEMBLY_TABLE} WHERE public_id = %s AND thread_id + 0 = %s"
+ASSEMBLY_EXISTS_SQL = f"SELECT 1 FROM {ASSEMBLY_TABLE} WHERE public_id = %s AND thread_id + 0 = %s"
 
 
 @dataclass(frozen=True)

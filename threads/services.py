@@ -219,7 +219,9 @@ def _node_of(thread: Thread, public_id: str, *, field: str) -> Message:
 
 # Whether a public id names an assembly (a recorded model input) of a thread. Assemblies live
 # in compaction, above threads, which registers the check when it loads
-# (``CompactionConfig.ready``); without it no assistant turn can name an assembly.
+# (``CompactionConfig.ready``); without it no assistant turn can name an assembly. With it
+# comes the check as SQL (a query of one row or none, given the public id and the thread's
+# key), which the one-statement append asks inside its own statement, saving a round trip.
 AssemblyCheck = Callable[[Thread, str], bool]
 
 
@@ -228,19 +230,28 @@ def _no_assemblies(thread: Thread, public_id: str) -> bool:
 
 
 _assembly_check: AssemblyCheck = _no_assemblies
+_assembly_exists_sql: str | None = None
 
 
-def assembly_check_register(check: AssemblyCheck) -> None:
-    global _assembly_check
-    _assembly_check = check
+def assembly_check_register(check: AssemblyCheck, *, exists_sql: str | None = None) -> None:
+    global _assembly_check, _assembly_exists_sql
+    _assembly_check, _assembly_exists_sql = check, exists_sql
 
 
-def _assembly_of(thread: Thread, public_id: str | None, role: str) -> str | None:
+def _assembly_checked_in_statement() -> bool:
+    """Whether the one-statement append checks an assembly itself (PostgreSQL, with the SQL
+    registered); when it finds none, it inserts nothing and the ordinary path raises."""
+    return _assembly_exists_sql is not None and connection.vendor == "postgresql"
+
+
+def _assembly_of(
+    thread: Thread, public_id: str | None, role: str, *, check: bool = True
+) -> str | None:
     if public_id is None:
         return None
     if role != Role.ASSISTANT:
         raise InvalidRequest("assembly_id is only accepted on assistant messages.", code="invalid")
-    if not _assembly_check(thread, public_id):
+    if check and not _assembly_check(thread, public_id):
         raise InvalidRequest(
             f"assembly_id {public_id!r} is not an assembly of this thread.", code="unknown_assembly"
         )
@@ -367,7 +378,7 @@ def _move_leaf(thread: Thread, leaf: Message) -> None:
 _ONE_STATEMENT_APPEND = """
 SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
 WITH t AS (
-    SELECT id, active_leaf_id FROM {thread} WHERE id = %s AND deleted_at IS NULL
+    SELECT id, active_leaf_id FROM {thread} WHERE id = %s AND deleted_at IS NULL{assembly}
 ), p AS (
     SELECT m.id, m.depth, m.public_id, m.role FROM {message} m JOIN t ON {parent}
     WHERE m.tool_calls IS NULL AND m.role <> 'tool'
@@ -434,7 +445,19 @@ def _append_with_ctes(
     else:
         parent = "m.thread_id = t.id AND m.public_id = %s AND m.role <> 'root'"
         parent_params = [parent_public_id]
+    assembly = node["assembly_public_id"]
+    if assembly is not None and _assembly_exists_sql is not None:
+        assembly_check, assembly_params = (
+            f" AND EXISTS ({_assembly_exists_sql})",
+            [
+                assembly,
+                thread.pk,
+            ],
+        )
+    else:
+        assembly_check, assembly_params = "", []
     sql = _ONE_STATEMENT_APPEND.format(
+        assembly=assembly_check,
         thread=quote(Thread._meta.db_table),
         message=quote(Message._meta.db_table),
         event=quote(AuditEvent._meta.db_table),
@@ -447,6 +470,7 @@ def _append_with_ctes(
     params = [
         thread.pk,
         thread.pk,
+        *assembly_params,
         *parent_params,
         *node.values(),
         timezone.now(),
@@ -517,8 +541,11 @@ def message_append(
         usage=usage,
     )
     if role != Role.TOOL:
-        # Checked before the statement: an assembly, once recorded, stays (with its thread).
-        assembly = _assembly_of(thread, assembly_public_id, role)
+        # Checked before the statement, or by it: an assembly, once recorded, stays (with its
+        # thread).
+        assembly = _assembly_of(
+            thread, assembly_public_id, role, check=not _assembly_checked_in_statement()
+        )
         message = _append_in_one_statement(
             thread=thread,
             actor=actor,

@@ -1,10 +1,10 @@
 """An append costs a fixed handful of statements, BEGIN and COMMIT counted.
 
 PostgreSQL: one statement (lock the thread row, read the parent, insert the node, move the
-leaf, write the audit event), atomic on its own; an answer naming its assembly adds the check
-that the assembly is the thread's. SQLite: an insert into the append view (its trigger reads
-the parent, inserts, moves the leaf and writes the audit event; ``threads.append_view``), then
-the node read back.
+leaf, write the audit event), atomic on its own; for an answer naming its assembly, the same
+statement checks that the assembly is the thread's. SQLite: an insert into the append view
+(its trigger reads the parent, inserts, moves the leaf and writes the audit event;
+``threads.append_view``), then the node read back; an assembly is checked before, in process.
 """
 
 import pytest
@@ -13,6 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 from auditlog.events import Actor
 from auditlog.models import AuditEvent
+from compaction.models import AssemblyRecord
+from convmem.errors import InvalidRequest
 from tests.conftest import SYSTEM, make_thread
 from threads import services
 from threads.models import Message, Thread
@@ -64,6 +66,41 @@ def test_the_first_message_hangs_under_the_hidden_root(acme):
     assert Message.objects.get(pk=message.pk).parent_id == thread.root_id
     event = AuditEvent.objects.filter(action="message.appended").latest("id")
     assert event.object_ids == [message.public_id]
+
+
+def _record_of(thread: Thread) -> AssemblyRecord:
+    return AssemblyRecord.objects.create(
+        tenant=thread.tenant, thread=thread, leaf=thread.active_leaf, assembler_version="v1"
+    )
+
+
+def test_an_answer_naming_its_assembly_costs_what_any_append_costs(acme):
+    thread = make_thread(acme.tenant, turns=3)
+    record = _record_of(thread)
+    _, plain = appended(thread, role="user", content="And the refund?")
+
+    message, sent = appended(
+        thread, role="assistant", content="On its way.", assembly_public_id=record.public_id
+    )
+
+    # SQLite checks the assembly with a statement of its own: a function call, no round trip.
+    assert len(sent) == len(plain) + (connection.vendor == "sqlite"), sent
+    assert Message.objects.get(pk=message.pk).assembly_public_id == record.public_id
+
+
+def test_an_answer_naming_another_threads_assembly_writes_nothing(acme):
+    thread, other = make_thread(acme.tenant, turns=3), make_thread(acme.tenant, turns=1)
+    foreign = _record_of(other)
+    leaf, count = thread.active_leaf_id, Message.objects.count()
+    events = AuditEvent.objects.count()
+
+    with pytest.raises(InvalidRequest) as refused:
+        appended(thread, role="assistant", content="x", assembly_public_id=foreign.public_id)
+
+    assert refused.value.get_codes() == "unknown_assembly"
+    assert (Message.objects.count(), AuditEvent.objects.count()) == (count, events)
+    thread.refresh_from_db()
+    assert thread.active_leaf_id == leaf
 
 
 def test_the_count_does_not_grow_with_the_thread(acme):

@@ -213,7 +213,7 @@ def test_an_answers_model_input_is_checked_by_its_public_id_alone(acme):
     thread = make_thread(acme.tenant, turns=1)
     record = context_assemble(thread=thread, actor=SYSTEM, system="Be brief.").record
     params = [record.public_id, thread.pk]
-    with generic_plan_made_now(compaction_selectors._ASSEMBLY_EXISTS_SQL, params) as explain_later:
+    with generic_plan_made_now(compaction_selectors.ASSEMBLY_EXISTS_SQL, params) as explain_later:
         plan = explain_later(params)
 
     scans = [n for n in nodes(plan) if n.get("Relation Name") == AssemblyRecord._meta.db_table]
