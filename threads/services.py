@@ -373,8 +373,8 @@ def _move_leaf(thread: Thread, leaf: Message) -> None:
 # version its older snapshot saw while other appends queued on that version's tuple lock, which
 # PostgreSQL reported as deadlocks under concurrent appends to one thread. The statement inserts
 # nothing — and the caller takes the ordinary path, which raises the right error — when the
-# thread is deleted, the parent is unknown, or the parent opens or ends a tool group (those
-# checks need a walk).
+# thread is deleted, the parent is unknown, the answer's assembly is not one of the thread's,
+# or the parent opens or ends a tool group (those checks need a walk).
 _ONE_STATEMENT_APPEND = """
 SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
 WITH t AS (
@@ -445,17 +445,10 @@ def _append_with_ctes(
     else:
         parent = "m.thread_id = t.id AND m.public_id = %s AND m.role <> 'root'"
         parent_params = [parent_public_id]
-    assembly = node["assembly_public_id"]
-    if assembly is not None and _assembly_exists_sql is not None:
-        assembly_check, assembly_params = (
-            f" AND EXISTS ({_assembly_exists_sql})",
-            [
-                assembly,
-                thread.pk,
-            ],
-        )
-    else:
-        assembly_check, assembly_params = "", []
+    assembly_check, assembly_params = "", []
+    if node["assembly_public_id"] is not None and _assembly_exists_sql is not None:
+        assembly_check = f" AND EXISTS ({_assembly_exists_sql})"
+        assembly_params = [node["assembly_public_id"], thread.pk]
     sql = _ONE_STATEMENT_APPEND.format(
         assembly=assembly_check,
         thread=quote(Thread._meta.db_table),
