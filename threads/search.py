@@ -130,11 +130,14 @@ SELECT id, {_SQLITE_BODY.format(row="")}, 't' || thread_id FROM {MESSAGE_TABLE}
 WHERE erased_at IS NULL AND role <> 'root'
 """
 
-# No pending list (``fastupdate``): with one, new entries wait in an unsorted list that every
-# search reads whole, for each word, until a vacuum or 4 MB of them merges it into the tree:
-# recall's lookup read ~150 pages of it per word in a young thread of 600 messages (3x its
-# cost). Without it, an insert puts its words in the tree at once.
-PG_STORAGE = "fastupdate = off"
+# A pending list of at most 64 kB (``fastupdate`` with PostgreSQL's smallest
+# ``gin_pending_list_limit``): an insert adds its entries to one unsorted list, and the insert
+# that takes the list past 64 kB merges it into the tree, word by word, each word's new rows at
+# once. Without the list (``fastupdate = off``, migration 0014) every insert walked the tree once
+# for each of its ~80 words and logged each leaf page it changed: 0.6 ms of a 2.6 ms append.
+# With PostgreSQL's default limit (4 MB) every search read ~150 pages of list per word; 64 kB
+# is 8 pages, which recall's lookup does not measurably feel (docs/round-trips.md).
+PG_STORAGE = "fastupdate = on, gin_pending_list_limit = 64"
 PG_SCHEMA = [
     f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {MESSAGE_TABLE} "
     f"USING gin (({SEARCH_DOCUMENT})) WITH ({PG_STORAGE}) WHERE erased_at IS NULL",

@@ -198,15 +198,44 @@ def test_postgresql_answers_from_the_gin_index(acme):
     assert search.PG_INDEX in plan
 
 
+def _pending_list() -> tuple[int, int]:
+    """The GIN index's pending list: its pages and the rows whose entries wait in it."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        cursor.execute(
+            "SELECT pending_pages, pending_tuples FROM pgstatginindex(%s::regclass)",
+            [search.PG_INDEX],
+        )
+        return cursor.fetchone()
+
+
 @pytest.mark.postgres
-def test_the_gin_index_keeps_no_pending_list(db):
-    """New entries go into the index's tree at once: a pending list is read whole by every
-    search, for each word (see ``threads.search.PG_STORAGE``)."""
+def test_the_gin_index_keeps_a_pending_list_of_64_kb(db):
+    """An insert adds its words to a small list instead of walking the tree for each (see
+    ``threads.search.PG_STORAGE``); the smallest limit PostgreSQL takes bounds what every
+    search reads of it."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [search.PG_INDEX])
         (options,) = cursor.fetchone()
 
-    assert "fastupdate=off" in options
+    assert set(options) == {"fastupdate=on", "gin_pending_list_limit=64"}
+
+
+@pytest.mark.postgres
+def test_words_waiting_in_the_pending_list_are_found_and_the_list_stays_small(acme):
+    thread = make_thread(acme.tenant)
+    message = append(thread, "user", "The serial is ZQ4471VEX, under the stairs.")
+
+    assert _pending_list()[1] >= 1  # its words wait in the list, not in the tree
+    assert found("zq4471vex stairs") == {message.public_id}
+
+    for index in range(150):  # about 25,000 entries: well past 64 kB
+        append(thread, "user", f"Note {index}: " + " ".join(f"w{index}x{n}" for n in range(160)))
+
+    pages, _ = _pending_list()
+    assert pages <= 9  # 64 kB of 8 kB pages, plus the page that took it over and was merged
+    assert found("ZQ4471VEX") == {message.public_id}  # merged into the tree, still found
+    assert len(found("w149x0")) == 1
 
 
 @pytest.mark.postgres
