@@ -133,6 +133,24 @@ def statements_execute(cursor: Any, sql: str, params: Sequence[Any]) -> None:
         cursor.execute(sql, params)
 
 
+def statements_pipelined(cursor: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+    """Run ``statements`` (each an SQL string and its parameters) and leave ``cursor`` on the
+    last one's rows. On PostgreSQL they go in one round trip, in psycopg's pipeline mode: the
+    server binds each one's parameters, so the connection prepares a statement it has run
+    often enough (``prepare_threshold``) and PostgreSQL stops planning it; a query string of
+    several statements (``statements_execute``) is planned every time. Outside a transaction
+    they are one, committed together when the pipeline ends, and a statement that fails takes
+    the ones before it with it."""
+    if connection.vendor != "postgresql":
+        for sql, params in statements:
+            cursor.execute(sql, params)
+        return
+    # Raised when the pipeline syncs, outside the cursor's own wrapping: Django's errors.
+    with connection.wrap_database_errors, cursor.connection.pipeline():
+        for sql, params in statements:
+            cursor.execute(sql, params)
+
+
 def row_insert_unflushed(row: Model) -> None:
     """Insert ``row`` in a transaction of its own (outside any), whose commit does not wait
     for the write-ahead log to reach the disk: on PostgreSQL ``synchronous_commit`` is off for

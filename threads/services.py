@@ -23,7 +23,7 @@ from rest_framework.exceptions import NotFound
 from auditlog.events import Actor, audit_event_build, audit_event_record
 from auditlog.models import AuditEvent
 from convmem.crypto import encryption_enabled, subject_key_id
-from convmem.db import row_values, statements_execute
+from convmem.db import by_key, row_values, statements_pipelined
 from convmem.errors import InvalidRequest
 from convmem.models import ModelProfile, Tenant
 from convmem.pricing import usage_cost
@@ -368,19 +368,22 @@ def _move_leaf(thread: Thread, leaf: Message) -> None:
 # One round trip for the common append on PostgreSQL: lock the thread row (FOR NO KEY UPDATE, as
 # ``_lock_thread``), then one statement reads the parent (the active leaf, or the named node),
 # inserts the node under it, moves the leaf and writes the audit event. The lock is a statement
-# of its own, sent in the same query string: the second statement then starts from a snapshot
-# taken once the lock is held. Locking inside the writing statement made it update the row
-# version its older snapshot saw while other appends queued on that version's tuple lock, which
-# PostgreSQL reported as deadlocks under concurrent appends to one thread. The statement inserts
-# nothing — and the caller takes the ordinary path, which raises the right error — when the
-# thread is deleted, the parent is unknown, the answer's assembly is not one of the thread's,
-# or the parent opens or ends a tool group (those checks need a walk).
+# of its own, sent in the same pipeline (``statements_pipelined``: one transaction, and each
+# statement prepared once the connection has run it often enough): the second statement then
+# starts from a snapshot taken once the lock is held. Locking inside the writing statement made
+# it update the row version its older snapshot saw while other appends queued on that version's
+# tuple lock, which PostgreSQL reported as deadlocks under concurrent appends to one thread. The
+# statement inserts nothing — and the caller takes the ordinary path, which raises the right
+# error — when the thread is deleted, the parent is unknown, the answer's assembly is not one of
+# the thread's, or the parent opens or ends a tool group (those checks need a walk). Its plan is
+# prepared, and kept: the parent is looked up by key (``by_key``), whatever the statistics were
+# when the plan was made.
+_APPEND_LOCK = "SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE"
 _ONE_STATEMENT_APPEND = """
-SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
 WITH t AS (
     SELECT id, active_leaf_id FROM {thread} WHERE id = %s AND deleted_at IS NULL{assembly}
 ), p AS (
-    SELECT m.id, m.depth, m.public_id, m.role FROM {message} m JOIN t ON {parent}
+    SELECT m.id, m.depth, m.public_id, m.role FROM t{parent}
     WHERE m.tool_calls IS NULL AND m.role <> 'tool'
 ), ins AS (
     INSERT INTO {message} ({message_columns}, parent_id, depth)
@@ -440,10 +443,15 @@ def _append_with_ctes(
 ) -> tuple[Any, ...] | None:
     """PostgreSQL: ``_ONE_STATEMENT_APPEND``."""
     quote = connection.ops.quote_name
+    message = quote(Message._meta.db_table)
     if parent_public_id is None:
-        parent, parent_params = "m.id = t.active_leaf_id", []
+        parent, parent_params = by_key("postgresql", message, "m", "t.active_leaf_id"), []
     else:
-        parent = "m.thread_id = t.id AND m.public_id = %s AND m.role <> 'root'"
+        # By the public id's index alone (``+ 0``: the thread's would read all its messages).
+        parent = (
+            f"\n    CROSS JOIN LATERAL (SELECT * FROM {message} m0 WHERE m0.public_id = %s"
+            " AND m0.thread_id + 0 = t.id AND m0.role <> 'root' OFFSET 0) m"
+        )
         parent_params = [parent_public_id]
     assembly_check, assembly_params = "", []
     if node["assembly_public_id"] is not None and _assembly_exists_sql is not None:
@@ -452,7 +460,7 @@ def _append_with_ctes(
     sql = _ONE_STATEMENT_APPEND.format(
         assembly=assembly_check,
         thread=quote(Thread._meta.db_table),
-        message=quote(Message._meta.db_table),
+        message=message,
         event=quote(AuditEvent._meta.db_table),
         parent=parent,
         message_columns=", ".join(quote(c) for c in node),
@@ -462,7 +470,6 @@ def _append_with_ctes(
     )
     params = [
         thread.pk,
-        thread.pk,
         *assembly_params,
         *parent_params,
         *node.values(),
@@ -471,9 +478,9 @@ def _append_with_ctes(
         *audit.values(),
         role,
     ]
+    lock = _APPEND_LOCK.format(thread=quote(Thread._meta.db_table))
     with connection.cursor() as cursor:
-        statements_execute(cursor, sql, params)
-        cursor.nextset()
+        statements_pipelined(cursor, [(lock, [thread.pk]), (sql, params)])
         row = cursor.fetchone()
     return row
 

@@ -277,3 +277,46 @@ def test_the_memos_a_context_reads_are_found_by_their_last_message(unanalysed_de
     # Messages: by primary key, and the root's children through the index on parent_id.
     assert "Seq Scan" not in {n["Node Type"] for n in message_scans(plan)}
     assert max(n["Actual Rows"] * n.get("Actual Loops", 1) for n in message_scans(plan)) <= 10
+
+
+def message_scans_in_transaction() -> tuple[int, int]:
+    """Sequential scans of the message table so far in this transaction, and rows they read."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT seq_scan, seq_tup_read FROM pg_stat_xact_user_tables WHERE relname = %s",
+            [Message._meta.db_table],
+        )
+        return cursor.fetchone()
+
+
+@pytest.mark.parametrize("named_parent", [False, True], ids=["active leaf", "named parent"])
+def test_an_append_planned_while_the_table_was_small_finds_its_parent_by_key(acme, named_parent):
+    """The append's statement is prepared once the connection has run it often enough, and its
+    generic plan kept: made on a fresh database's empty message table, it must still find the
+    parent by key once the table has grown, never by reading the table."""
+    small_as_in_a_fresh_database()
+    (thread,) = bulk_threads(acme.tenant, count=1, messages=2)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+
+    def append(thread: Thread) -> Message:
+        thread.refresh_from_db()
+        parent = thread.active_leaf.public_id if named_parent else None
+        return services.message_append(
+            thread=thread, actor=SYSTEM, role="user", content="x", parent_public_id=parent
+        )
+
+    for _ in range(8):  # past psycopg's prepare_threshold: the plan is made now, on 10 rows
+        append(thread)
+    bulk_threads(acme.tenant, count=4, messages=1_000)
+    scans_before = message_scans_in_transaction()
+    message = append(thread)
+
+    assert message_scans_in_transaction() == scans_before
+    assert message.parent_id == Message.objects.get(pk=message.pk).parent_id
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["%INSERT INTO " + connection.ops.quote_name(Message._meta.db_table) + "%"],
+        )
+        assert cursor.fetchone()[0] >= 1  # the append's statement is a prepared one
