@@ -68,7 +68,11 @@ from convmem.tokens import count_tokens, message_tokens, system_section_tokens
 from threads.content import MAX_TOOL_CALLS
 from threads.models import Message, Role, Thread
 from threads.selectors import thread_system_text, tool_group_ending_at, visible_message
-from threads.services import thread_hold_against_erasure
+from threads.services import (
+    thread_hold_against_erasure,
+    thread_hold_checked,
+    thread_hold_sql,
+)
 
 # Token counts of system prompts and retrieved items, by (encoding, sha256): clients resend
 # the same system prompt every turn, and it is tokenised once per process. Bounded: cleared
@@ -603,8 +607,15 @@ def context_assemble(
     with transaction.atomic():
         # Read and record in one transaction that an erasure of the thread cannot cross: a
         # snapshot of content is stored before an erasure purges snapshots, or not at all.
-        thread_hold_against_erasure(thread)
-        return _assemble(thread, actor, profile, window, reserve, system, leaf_public_id, retrieved)
+        # The hold goes in the read's round trip unless something is read before the read
+        # (a named leaf, a tool result's group): then it must come first.
+        hold = thread_hold_sql(thread)
+        if leaf_public_id is not None or thread.active_leaf.role == Role.TOOL:
+            thread_hold_against_erasure(thread)
+            hold = None
+        return _assemble(
+            thread, actor, profile, window, reserve, system, leaf_public_id, retrieved, hold
+        )
 
 
 def _assemble(
@@ -616,7 +627,10 @@ def _assemble(
     system: str | None,
     leaf: str | Message | None,
     retrieved: list[RetrievedItem],
+    hold: tuple[str, list[Any]] | None = None,
 ) -> Assembly:
+    """``hold``: the erasure hold's statement, to send ahead of the context read (nothing has
+    been read in this transaction before it)."""
     leaf = leaf if isinstance(leaf, Message) else _leaf(thread, leaf)
     group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
@@ -639,7 +653,10 @@ def _assemble(
         min_rows=group_size,
         blob_digests=[piece.digest for piece in texts],
         blob_key_id=blob_key,
+        ahead=hold,
     )
+    if hold is not None:
+        thread_hold_checked(fetched.ahead_row)
     rows = [row for row in fetched.rows if row.role != Role.ROOT]
     if not rows:
         raise InvalidRequest(

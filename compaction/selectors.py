@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404
 from compaction import item_runs, record_form
 from compaction.models import AssemblyRecord, ContentBlob, Summary
 from compaction.rendering import MessagePayload
-from convmem.db import by_key, walk_sql
+from convmem.db import by_key, statements_pipelined, walk_sql
 from convmem.models import Tenant
 from convmem.sealed_fields import stored_open
 from threads.models import Message, Thread
@@ -205,6 +205,8 @@ class ContextRead:
     previous_prefix: tuple[int | None, int] | None = None
     # The previous input's whole budget as stored: (record id, assembler version, budget).
     previous_budget: PreviousBudget | None = None
+    # The row of the statement sent ahead of the read (``context_read``'s ``ahead``), if any.
+    ahead_row: tuple[Any, ...] | None = None
 
 
 def context_read(
@@ -218,6 +220,7 @@ def context_read(
     min_rows: int = 1,
     blob_digests: Sequence[str] = (),
     blob_key_id: str = "",
+    ahead: tuple[str, Sequence[Any]] | None = None,
 ) -> ContextRead:
     """The end of the path at ``leaf_id`` that a context can use, with what the curator and the
     renderer need of it. One query.
@@ -230,6 +233,8 @@ def context_read(
     first turn only: a row shown beyond them (possible when bulky tool results are elided)
     is read by the caller. ``blob_digests``: the texts of the request to look up in the
     thread's tenant's content blobs stored under ``blob_key_id`` (``models.blob_key_id``).
+    ``ahead``: a statement (SQL, parameters) sent before the read, in the same round trip; its
+    first row is ``ContextRead.ahead_row`` (the erasure hold, which the caller checks).
     """
     digests = sorted(set(blob_digests))
     params = [
@@ -248,8 +253,15 @@ def context_read(
     ]
     rows, payloads, summaries, children, blobs = [], {}, [], [], set()
     previous = previous_budget = None
+    read = read_sql(connection.vendor, blobs=len(digests))
+    ahead_row = None
     with connection.cursor() as cursor:
-        cursor.execute(read_sql(connection.vendor, blobs=len(digests)), params)
+        if ahead is None:
+            cursor.execute(read, params)
+        else:
+            with connection.cursor() as first:
+                statements_pipelined([(first, *ahead), (cursor, read, params)])
+                ahead_row = first.fetchone()
         fetched = cursor.fetchall()
     for kind, n, id_, public_id, role, tokens, depth, calls, call_id, *rest in fetched:
         has_content, content, parts, tool_calls, *memo = rest
@@ -294,6 +306,7 @@ def context_read(
         stored_blobs=frozenset(blobs),
         previous_prefix=previous,
         previous_budget=previous_budget,
+        ahead_row=ahead_row,
     )
 
 

@@ -133,21 +133,22 @@ def statements_execute(cursor: Any, sql: str, params: Sequence[Any]) -> None:
         cursor.execute(sql, params)
 
 
-def statements_pipelined(cursor: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-    """Run ``statements`` (each an SQL string and its parameters) and leave ``cursor`` on the
-    last one's rows. On PostgreSQL they go in one round trip, in psycopg's pipeline mode: the
-    server binds each one's parameters, so the connection prepares a statement it has run
-    often enough (``prepare_threshold``) and PostgreSQL stops planning it; a query string of
-    several statements (``statements_execute``) is planned every time. Outside a transaction
-    they are one, committed together when the pipeline ends, and a statement that fails takes
-    the ones before it with it."""
+def statements_pipelined(statements: Sequence[tuple[Any, str, Sequence[Any]]]) -> None:
+    """Run ``statements`` (each a cursor, an SQL string and its parameters), in order; each
+    cursor is left on the rows of the last statement it ran. On PostgreSQL they go in one round
+    trip, in psycopg's pipeline mode: the server binds each one's parameters, so the connection
+    prepares a statement it has run often enough (``prepare_threshold``) and PostgreSQL stops
+    planning it; a query string of several statements (``statements_execute``) is planned
+    every time. Each statement starts (and takes its snapshot) once the one before it is done.
+    Outside a transaction they are one, committed together when the pipeline ends, and a
+    statement that fails takes the ones before it with it."""
     if connection.vendor != "postgresql":
-        for sql, params in statements:
+        for cursor, sql, params in statements:
             cursor.execute(sql, params)
         return
-    # Raised when the pipeline syncs, outside the cursor's own wrapping: Django's errors.
-    with connection.wrap_database_errors, cursor.connection.pipeline():
-        for sql, params in statements:
+    # Raised when the pipeline syncs, outside the cursors' own wrapping: Django's errors.
+    with connection.wrap_database_errors, statements[0][0].connection.pipeline():
+        for cursor, sql, params in statements:
             cursor.execute(sql, params)
 
 

@@ -11,7 +11,7 @@ on each other. On SQLite the lock is a no-op; ``transaction_mode=IMMEDIATE`` ser
 writers instead.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -181,12 +181,22 @@ def thread_hold_against_erasure(thread: Thread) -> None:
     that waited behind a ``DELETE`` reads the row as that erasure committed it (a locking read
     sees the newest version) and must not write a snapshot onto the deleted thread.
     """
-    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT deleted_at FROM {Thread._meta.db_table} WHERE id = %s{lock}", [thread.pk]
-        )
-        row = cursor.fetchone()
+        cursor.execute(*thread_hold_sql(thread))
+        thread_hold_checked(cursor.fetchone())
+
+
+def thread_hold_sql(thread: Thread) -> tuple[str, list[Any]]:
+    """The statement of ``thread_hold_against_erasure``, for a caller that sends it ahead of
+    the read it guards, in the same round trip, and then passes its row to
+    ``thread_hold_checked`` before using anything read. The read must be a statement of its
+    own, sent after it: its snapshot is then taken once the lock is held."""
+    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
+    return f"SELECT deleted_at FROM {Thread._meta.db_table} WHERE id = %s{lock}", [thread.pk]
+
+
+def thread_hold_checked(row: Sequence[Any] | None) -> None:
+    """Raise ``NotFound`` unless ``row`` (the hold's) shows the thread there, not deleted."""
     if row is None or row[0] is not None:
         raise NotFound("Not found.")
 
@@ -480,7 +490,7 @@ def _append_with_ctes(
     ]
     lock = _APPEND_LOCK.format(thread=quote(Thread._meta.db_table))
     with connection.cursor() as cursor:
-        statements_pipelined(cursor, [(lock, [thread.pk]), (sql, params)])
+        statements_pipelined([(cursor, lock, [thread.pk]), (cursor, sql, params)])
         row = cursor.fetchone()
     return row
 

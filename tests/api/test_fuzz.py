@@ -8,6 +8,7 @@ real ones (seeded through the services) so requests reach the code behind the 40
 """
 
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -326,4 +327,8 @@ def _messages(errors: Any) -> list[str]:
         return [m for value in errors.values() for m in _messages(value)]
     if isinstance(errors, list):
         return [m for value in errors for m in _messages(value)]
-    return [str(errors)]
+    # A batch names the message a rule refused: the rule is the same as on a single append.
+    return [BATCH_ITEM.sub("", str(errors))]
+
+
+BATCH_ITEM = re.compile(r"^messages\[\d+\]: ")

@@ -3,9 +3,10 @@
 The budget (issue 24): one read of the path, the memos ending on it and the contents shown;
 one write of the record with its audit event (and the texts a replay needs), BEGIN and COMMIT
 counted. On PostgreSQL: BEGIN, the thread hold against erasure, the read, the write (one
-statement of data-modifying CTEs), COMMIT — five round trips. On SQLite (in-process: a
-statement is a call, not a round trip; no row locks to hold): BEGIN IMMEDIATE, the read, one
-INSERT each for the record and its audit event, COMMIT — five. A system prompt or retrieved
+statement of data-modifying CTEs), COMMIT — five statements (the hold and the read go in one
+round trip, a pipeline). On SQLite (in-process: a statement is a call, not a round trip; no
+row locks to hold): BEGIN IMMEDIATE, the read, one INSERT each for the record and its audit
+event, COMMIT — five. A system prompt or retrieved
 text not stored yet adds an INSERT on SQLite (on PostgreSQL it joins the write).
 
 Two additions since: on SQLite, the thread is read again after BEGIN IMMEDIATE (a context that
@@ -18,9 +19,12 @@ words (one statement), checks which of the messages it found are on the path, an
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from rest_framework.exceptions import NotFound
 
 from auditlog.events import Actor
 from compaction.context import context_assemble
+from compaction.models import AssemblyRecord
 from tests.audit.conftest import ready_memo
 from tests.compaction.helpers import grow
 from tests.conftest import make_thread
@@ -85,3 +89,23 @@ def test_the_count_does_not_grow_with_the_thread(acme):
     # finds any depends on the words, not on the thread's length.
     assert abs(many - few) <= 1
     assert max(few, many) <= budget(recall=True)
+
+
+def test_the_erasure_hold_goes_ahead_of_the_read_and_a_deleted_thread_is_not_found(acme):
+    """On PostgreSQL the hold is sent in the read's round trip (a pipeline), still a statement
+    of its own ahead of it; a thread deleted since it was read is a 404 with nothing written."""
+    thread = make_thread(acme.tenant)
+    grow(thread, 9)
+
+    sent = statements(thread)
+    read = next(
+        i for i, sql in enumerate(sent) if sql.lstrip().upper().startswith("WITH RECURSIVE")
+    )
+    assert any("deleted_at" in sql for sql in sent[:read]), sent
+
+    stale = in_hand(thread)
+    Thread.objects.filter(pk=thread.pk).update(deleted_at=timezone.now())
+    records = AssemblyRecord.objects.count()
+    with pytest.raises(NotFound):
+        context_assemble(thread=stale, actor=ACTOR, system="Be brief.")
+    assert AssemblyRecord.objects.count() == records

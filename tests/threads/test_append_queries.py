@@ -2,9 +2,10 @@
 
 PostgreSQL: two statements in one round trip (lock the thread row; then read the parent,
 insert the node, move the leaf, write the audit event), one transaction on their own; for an
-answer naming its assembly, the second checks that the assembly is the thread's. SQLite: an insert into the append view
-(its trigger reads the parent, inserts, moves the leaf and writes the audit event;
-``threads.append_view``), then the node read back; an assembly is checked before, in process.
+answer naming its assembly, the second checks that the assembly is the thread's. SQLite: an
+insert into the append view (its trigger reads the parent, inserts, moves the leaf and writes
+the audit event; ``threads.append_view``), then the node read back; an assembly is checked
+before, in process.
 """
 
 import pytest
