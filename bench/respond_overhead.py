@@ -3,7 +3,10 @@
 The model is ``tests/support/chat_server.py`` on loopback, streaming a 200-word answer one word
 per chunk (``--chunk-delay`` seconds apart, default 1 ms). Each round, interleaved:
 
-- direct: the OpenAI SDK streams a completion of the same input from the server;
+- direct: the OpenAI SDK (one client, kept between rounds as an app would keep it) streams a
+  completion of the same input from the server: the messages convmem sent the model in that
+  round (the assembled history, not only the new turn: an app that called the model directly
+  would send its history too, and the server's time to its first chunk grows with the body);
 - convmem: ``POST /api/v1/threads/{id}/respond`` with ``stream: true`` through the Django
   stack in process (auth, idempotency, append the user turn, assemble its input, ask the
   model, relay the tokens, store the answer), read event by event;
@@ -54,14 +57,13 @@ MAX_FIRST_TOKEN_MS = {"convmem": 10.0, "worker": 20.0}
 MAX_TOTAL_RATIO = 1.2
 
 
-def direct(base_url: str, messages: list[dict[str, str]]) -> tuple[float, float]:
+def direct(client, messages: list[dict[str, str]]) -> tuple[float, float]:
     """(seconds to the first content chunk, seconds to the end of the stream)."""
-    import openai
-
-    client = openai.OpenAI(base_url=base_url, api_key="not-needed")
     started = time.perf_counter()
     first = None
-    stream = client.chat.completions.create(model=MODEL, messages=messages, stream=True)
+    stream = client.chat.completions.create(
+        model=MODEL, messages=messages, stream=True, stream_options={"include_usage": True}
+    )
     for chunk in stream:
         if first is None and chunk.choices and chunk.choices[0].delta.content:
             first = time.perf_counter() - started
@@ -144,6 +146,7 @@ def main() -> int:
         with bench_database(keep_redis=args.worker) as database, ExitStack() as stack:
             for _ in range(args.busy):
                 stack.enter_context(_busy_core())
+            import openai
             from django.conf import settings
             from rest_framework.test import APIClient
 
@@ -177,19 +180,19 @@ def main() -> int:
             times: dict[str, tuple[list[float], list[float]]] = {
                 name: ([], []) for name in ("direct", *modes)
             }
+            model = openai.OpenAI(base_url=server.base_url, api_key="not-needed")
             for index in range(args.rounds + 5):
                 content = user_turn(index)
-                history = [
-                    {"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": content},
-                ]
                 if memo_worker is not None:
                     _memos_written(memo_worker)
-                measured = [("direct", direct(server.base_url, history))]
+                measured = []
                 for name, in_worker in modes.items():
                     settings.CONVMEM_RESPOND_IN_WORKER = in_worker
                     key = f"{name}-{index}"
                     measured.append((name, through_convmem(client, thread_id, key, content)))
+                    if name == "convmem":
+                        model_input = server.requests[-1].body["messages"]
+                measured.append(("direct", direct(model, model_input)))
                 if index < 5:
                     continue  # warm-up: connections, caches, the first memo requests
                 for name, (first, total) in measured:

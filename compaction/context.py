@@ -31,6 +31,7 @@ that failed as ``failed`` (with when the curator asks again).
 Every refusal (``InvalidRequest``, 400) happens before the first write.
 """
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -100,6 +101,22 @@ class RetrievedItem:
 
 
 @dataclass(frozen=True)
+class Ahead:
+    """A statement sent ahead of the context read, in its round trip (``selectors.context_read``),
+    and the check of its first row, made before anything read is used: ``checked`` raises to
+    refuse the input (nothing is written)."""
+
+    sql: str
+    params: Sequence[Any]
+    checked: Callable[[Sequence[Any] | None], None]
+
+
+# A statement of the caller's that needs the assembly record, written in the record's round
+# trip: given the record (its key not known yet; its public id is), (SQL, parameters).
+AfterRecord = Callable[[AssemblyRecord], tuple[str, Sequence[Any]]]
+
+
+@dataclass(frozen=True)
 class Assembly:
     """The assembled input and the response body's parts (see the context endpoint)."""
 
@@ -115,6 +132,8 @@ class Assembly:
     # The record's items with their runs expanded, in render order (ids, no content): what a
     # replay reads the texts of (``compaction.replay``).
     items: list[dict[str, Any]] = field(default_factory=list)
+    # The first row of ``context_assemble``'s ``after_record`` statement, if it returned one.
+    after_record_row: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -574,6 +593,8 @@ def context_assemble(
     leaf_public_id: str | None = None,
     retrieved: list[RetrievedItem] | None = None,
     appended_leaf: Message | None = None,
+    ahead: Ahead | None = None,
+    after_record: AfterRecord | None = None,
 ) -> Assembly:
     """Assemble, record and return the model input ending at ``leaf_public_id`` (default: the
     active leaf); see the module docstring. ``thread`` must come with its ``profile`` and
@@ -588,8 +609,15 @@ def context_assemble(
     on the profile, too many retrieved items or items that do not fit, a leaf of another
     thread, an empty thread, a leaf whose tool calls wait for results, and a budget that
     cannot hold the current turn (with the arithmetic in the error's ``arithmetic``).
+
+    With ``appended_leaf``, the caller's own statements can share the round trips: ``ahead``
+    goes before the read (and is checked before anything read is used), ``after_record`` after
+    the record's insert (its row is ``Assembly.after_record_row``); both in the caller's
+    transaction, under its lock.
     """
     retrieved = retrieved or []
+    if (ahead or after_record) and appended_leaf is None:
+        raise ValueError("ahead and after_record go with appended_leaf")
     if system is None:
         system = thread_system_text(thread)
     profile = thread_profile(thread)
@@ -602,14 +630,23 @@ def context_assemble(
             raise RuntimeError("appended_leaf needs the append's transaction still open")
         with transaction.atomic(savepoint=False):
             return _assemble(
-                thread, actor, profile, window, reserve, system, appended_leaf, retrieved
+                thread,
+                actor,
+                profile,
+                window,
+                reserve,
+                system,
+                appended_leaf,
+                retrieved,
+                ahead,
+                after_record,
             )
     with transaction.atomic():
         # Read and record in one transaction that an erasure of the thread cannot cross: a
         # snapshot of content is stored before an erasure purges snapshots, or not at all.
         # The hold goes in the read's round trip unless something is read before the read
         # (a named leaf, a tool result's group): then it must come first.
-        hold = thread_hold_sql(thread)
+        hold = Ahead(*thread_hold_sql(thread), checked=thread_hold_checked)
         if leaf_public_id is not None or thread.active_leaf.role == Role.TOOL:
             thread_hold_against_erasure(thread)
             hold = None
@@ -627,10 +664,11 @@ def _assemble(
     system: str | None,
     leaf: str | Message | None,
     retrieved: list[RetrievedItem],
-    hold: tuple[str, list[Any]] | None = None,
+    ahead: Ahead | None = None,
+    after_record: AfterRecord | None = None,
 ) -> Assembly:
-    """``hold``: the erasure hold's statement, to send ahead of the context read (nothing has
-    been read in this transaction before it)."""
+    """``ahead``: a statement to send ahead of the context read (the erasure hold, when nothing
+    has been read in this transaction before it); ``after_record``: see ``context_assemble``."""
     leaf = leaf if isinstance(leaf, Message) else _leaf(thread, leaf)
     group_size = _current_group_size(leaf)
     prompt, items = _pieces(system, retrieved, profile.encoding)
@@ -653,10 +691,10 @@ def _assemble(
         min_rows=group_size,
         blob_digests=[piece.digest for piece in texts],
         blob_key_id=blob_key,
-        ahead=hold,
+        ahead=(ahead.sql, ahead.params) if ahead else None,
     )
-    if hold is not None:
-        thread_hold_checked(fetched.ahead_row)
+    if ahead is not None:
+        ahead.checked(fetched.ahead_row)
     rows = [row for row in fetched.rows if row.role != Role.ROOT]
     if not rows:
         raise InvalidRequest(
@@ -729,13 +767,14 @@ def _assemble(
     )
     # One statement on PostgreSQL: the texts a replay needs, the kept pieces, the record and
     # its audit event (see ``convmem.db``).
-    rows_insert(
+    after_record_row = rows_insert(
         [
             _blobs(thread.tenant_id, blob_key, texts, fetched.stored_blobs),
             Insert(pieces, on_conflict=snapshots.PIECE_CONFLICT),
             Insert([record], returning=True),
             Insert([event]),
-        ]
+        ],
+        then=after_record(record) if after_record else None,
     )
 
     pending_section = _memo_section(pending_memo, "pending") if pending_memo else None
@@ -761,6 +800,7 @@ def _assemble(
         memo_error=_memo_error(failed) if failed and not pending_memo else None,
         memo_lag=_memo_lag(plan, read),
         items=record_items,
+        after_record_row=after_record_row,
     )
 
 

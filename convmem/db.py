@@ -40,16 +40,27 @@ def row_values(row: Model) -> dict[str, Any]:
     return {f.column: f.get_db_prep_save(f.pre_save(row, add=True), connection) for f in fields}
 
 
-def _insert_sql(insert: Insert) -> tuple[str, list[Any]]:
+def _insert_sql(
+    insert: Insert, selected: dict[str, tuple[str, Sequence[Any]]] | None = None
+) -> tuple[str, list[Any]]:
     model = type(insert.rows[0])
     meta = model._meta
     fields = [f for f in meta.concrete_fields if not f.primary_key]
     quote = connection.ops.quote_name
+    selected = selected or {}
     params: list[Any] = []
     values = []
     for row in insert.rows:
-        values.append("(" + ", ".join(["%s"] * len(fields)) + ")")
-        params += list(row_values(row).values())
+        placeholders = []
+        for column, value in row_values(row).items():
+            if column in selected:
+                sql, column_params = selected[column]
+                placeholders.append(f"({sql})")
+                params += column_params
+            else:
+                placeholders.append("%s")
+                params.append(value)
+        values.append("(" + ", ".join(placeholders) + ")")
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
         f"VALUES {', '.join(values)}"
@@ -61,30 +72,55 @@ def _insert_sql(insert: Insert) -> tuple[str, list[Any]]:
     return sql, params
 
 
-def rows_insert(inserts: Sequence[Insert]) -> None:
+def row_insert_sql(
+    row: Model, *, selected: dict[str, tuple[str, Sequence[Any]]]
+) -> tuple[str, list[Any]]:
+    """An ``INSERT`` of ``row`` returning its key, whose ``selected`` columns take the value of
+    a sub-select (SQL, parameters) instead of the row's: a key of a row inserted earlier in the
+    transaction, looked up by a value known before it was inserted (its public id)."""
+    return _insert_sql(Insert(rows=[row], returning=True), selected)
+
+
+def rows_insert(
+    inserts: Sequence[Insert], *, then: tuple[str, Sequence[Any]] | None = None
+) -> tuple[Any, ...] | None:
     """Insert every group of ``inserts`` (empty groups are skipped), at most one of them
-    ``returning``. Call inside the transaction the rows belong to."""
+    ``returning``. Call inside the transaction the rows belong to.
+
+    ``then``: a statement (SQL, parameters) to run after the inserts, in the same round trip
+    on PostgreSQL (pipelined: a statement of its own, which sees the rows inserted); its first
+    row is returned (None without it, or if it returns no row)."""
     inserts = [insert for insert in inserts if insert.rows]
     if sum(insert.returning for insert in inserts) > 1:
         raise ValueError("at most one group of rows_insert can return its keys")
     statements = [_insert_sql(insert) for insert in inserts]
     returning = next((i for i, insert in enumerate(inserts) if insert.returning), None)
     keys: list[Any] = []
-    with connection.cursor() as cursor:
+    then_row = None
+    with connection.cursor() as cursor, connection.cursor() as after:
         if connection.vendor == "postgresql" and statements:
             ctes = ", ".join(f"w{i} AS ({sql})" for i, (sql, _) in enumerate(statements))
             tail = "SELECT 1" if returning is None else f"SELECT * FROM w{returning}"
-            cursor.execute(f"WITH {ctes} {tail}", [p for _, params in statements for p in params])
+            written = (cursor, f"WITH {ctes} {tail}", [p for _, ps in statements for p in ps])
+            if then is None:
+                cursor.execute(*written[1:])
+            else:
+                statements_pipelined([written, (after, *then)])
             keys = [row[0] for row in cursor.fetchall()] if returning is not None else []
         else:
             for i, (sql, params) in enumerate(statements):
                 cursor.execute(sql, params)
                 if i == returning:
                     keys = [row[0] for row in cursor.fetchall()]
+            if then is not None:
+                after.execute(*then)
+        if then is not None:
+            then_row = after.fetchone() if after.description else None
     if returning is not None:
         for row, key in zip(inserts[returning].rows, keys, strict=True):
             row.pk = key
             row._state.adding = False
+    return then_row
 
 
 def by_key(vendor: str, table: str, alias: str, key: str, *, left: bool = False) -> str:

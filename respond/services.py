@@ -44,10 +44,10 @@ from django.utils import timezone
 from rest_framework.exceptions import APIException
 
 from auditlog.events import Actor
-from compaction.context import Assembly, RetrievedItem, context_assemble
+from compaction.context import Ahead, Assembly, RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord
 from compaction.replay import assembly_replay
-from convmem.db import model_columns, model_from_row, statements_execute
+from convmem.db import model_columns, model_from_row, row_insert_sql, statements_execute
 from convmem.errors import (
     AnswerTooLong,
     ApiError,
@@ -203,17 +203,27 @@ _RUNNING_SQL = (
 )
 
 
+def _answer_running_sql(*, thread_id: int, other_than: int | None = None) -> tuple[str, list]:
+    """``_answer_running``'s statement: a row when a run is being answered."""
+    sql = _RUNNING_SQL.format(run=connection.ops.quote_name(RespondRun._meta.db_table))
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    # Primary keys start at 1: 0 excludes no run.
+    return sql, [thread_id, Status.STREAMING.value, now, other_than or 0]
+
+
 def _answer_running(*, thread_id: int, other_than: int | None = None) -> bool:
     """Whether a run on the thread is being answered (under a live lease). Callers hold the
     thread row lock, so two requests on one thread see each other's runs: the second waits
     for the first's transaction and then finds its run."""
-    sql = _RUNNING_SQL.format(run=connection.ops.quote_name(RespondRun._meta.db_table))
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    # Primary keys start at 1: 0 excludes no run.
-    params = [thread_id, Status.STREAMING.value, now, other_than or 0]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*_answer_running_sql(thread_id=thread_id, other_than=other_than))
         return cursor.fetchone() is not None
+
+
+def _refused_if_busy(row: Sequence[Any] | None) -> None:
+    """The check of ``_answer_running_sql``'s row, sent ahead of the context read."""
+    if row is not None:
+        raise ThreadBusy
 
 
 def _take_over(run: RespondRun) -> int | None:
@@ -246,20 +256,35 @@ def _take_over(run: RespondRun) -> int | None:
     return run.attempt + 1 if taken == 1 else None
 
 
-def _assemble(
-    thread: Thread, actor: Actor, leaf: Message, context: TurnContext, *, appended: bool = False
-) -> Assembly:
-    """The input ending at ``leaf``; ``appended``: ``leaf`` was appended in the transaction
-    still open, whose thread row lock keeps an erasure out (nothing is read again)."""
-    return context_assemble(
-        thread=thread,
-        actor=actor,
-        window_tokens=context.window_tokens,
-        reserve_tokens=context.reserve_tokens,
-        system=context.system,
-        leaf_public_id=leaf.public_id,
-        retrieved=list(context.retrieved),
-        appended_leaf=leaf if appended else None,
+def _assemble(thread: Thread, actor: Actor, leaf: Message, context: TurnContext) -> Assembly:
+    """The input ending at ``leaf`` (a user turn stored earlier: a retry's)."""
+    return context_assemble(**_assemble_arguments(thread, actor, leaf, context))
+
+
+def _assemble_arguments(
+    thread: Thread, actor: Actor, leaf: Message, context: TurnContext
+) -> dict[str, Any]:
+    return {
+        "thread": thread,
+        "actor": actor,
+        "window_tokens": context.window_tokens,
+        "reserve_tokens": context.reserve_tokens,
+        "system": context.system,
+        "leaf_public_id": leaf.public_id,
+        "retrieved": list(context.retrieved),
+    }
+
+
+def _run_insert_sql(run: RespondRun, assembly: AssemblyRecord) -> tuple[str, list[Any]]:
+    """The run's ``INSERT`` (returning its key) for the round trip of its input's record,
+    which it names by public id: the record's key is not known until that insert."""
+    records = connection.ops.quote_name(AssemblyRecord._meta.db_table)
+    run.prefix_messages = assembly.plan["prefix"]["messages"]
+    return row_insert_sql(
+        run,
+        selected={
+            "assembly_id": (f"SELECT id FROM {records} WHERE public_id = %s", [assembly.public_id])
+        },
     )
 
 
@@ -308,26 +333,32 @@ def _begin(
         parent_public_id=turn.parent_public_id,
         metadata=turn.metadata,
     )
-    # The append holds the thread row lock until commit: checked under it, a second request
-    # on the thread waits for this one's run to be committed and then refuses (409).
-    if _answer_running(thread_id=thread.pk):
-        raise ThreadBusy
-    assembly = _assemble(thread, actor, user, context, appended=True)
-    _model_params(thread, assembly.record, context, assembly.prefix["messages"])
-    assembled.append(assembly)
-    run = RespondRun.objects.create(
+    run = RespondRun(
         idempotency=record,
         thread=thread,
         user_message=user,
-        assembly=assembly.record,
         leased_until=_queued_lease_end() if settings.CONVMEM_RESPOND_IN_WORKER else _lease_end(),
         in_worker=settings.CONVMEM_RESPOND_IN_WORKER,
         actor_type=actor.type,
         actor_id=actor.id,
         max_tokens=context.max_tokens,
         temperature=context.temperature,
-        prefix_messages=assembly.prefix["messages"],
     )
+    # The append holds the thread row lock until commit: checked under it (ahead of the
+    # context read, in its round trip), a second request on the thread waits for this one's
+    # run to be committed and then refuses (409). The run is inserted in the record's round
+    # trip, pointing at it by its public id.
+    assembly = context_assemble(
+        **_assemble_arguments(thread, actor, user, context),
+        appended_leaf=user,
+        ahead=Ahead(*_answer_running_sql(thread_id=thread.pk), checked=_refused_if_busy),
+        after_record=lambda assembly_record: _run_insert_sql(run, assembly_record),
+    )
+    _model_params(thread, assembly.record, context, assembly.prefix["messages"])
+    assembled.append(assembly)
+    (run.pk,) = assembly.after_record_row
+    run._state.adding = False
+    run.assembly = assembly.record
     run.assistant_message = None
     created.append(run)
     if run.in_worker:

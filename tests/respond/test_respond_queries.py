@@ -5,6 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from respond.models import RespondRun
 from tests.conftest import make_thread
 from tests.respond.conftest import sse_events
 
@@ -12,9 +13,10 @@ from tests.respond.conftest import sse_events
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # Authentication, the thread, the key's claim; then BEGIN, the append (on PostgreSQL the thread
-# lock and the append's statement, two statements in one round trip), the busy check, the
-# input's read and its record (with its audit event), the run, the key's response, COMMIT. SQLite
-# reads the appended node back and writes the record and its event as two statements.
+# lock and the append's statement, two statements in one round trip), the busy check and the
+# input's read (one round trip), the record with its audit event and the run (one round trip),
+# the key's response, COMMIT. SQLite reads the appended node back and writes the record and its
+# event as two statements.
 BUDGET = {"postgresql": 12, "sqlite": 13}
 
 
@@ -49,3 +51,21 @@ def test_the_turn_is_stored_in_a_handful_of_statements(acme, chat):
     assert not any("SAVEPOINT" in sql for sql in sent), sent
     assert not any("FOR KEY SHARE" in sql for sql in sent), sent
     assert not any('FROM "convmem_tenant"' in sql for sql in sent), sent
+
+
+def test_the_busy_check_goes_ahead_of_the_read_and_the_run_after_its_record(acme, chat):
+    """The running-run check is sent just ahead of the input's read, the run's insert just
+    after its record's (on PostgreSQL each pair in one round trip, in a pipeline): the run
+    names the record by its public id, whose key is not known until that insert."""
+    thread = make_thread(acme.tenant, turns=6)
+
+    sent = statements_before_the_turn(acme, thread, "k1")
+
+    read = next(i for i, sql in enumerate(sent) if sql.lstrip().startswith("WITH RECURSIVE"))
+    assert '"respond_respondrun"' in sent[read - 1], sent
+    assert sent[read - 1].lstrip().startswith("SELECT 1"), sent
+    record = next(i for i, sql in enumerate(sent) if '"compaction_assemblyrecord"' in sql)
+    assert sent[record + 1].startswith('INSERT INTO "respond_respondrun"'), sent
+    run = RespondRun.objects.select_related("assembly", "user_message").get(idempotency__key="k1")
+    assert run.assembly.leaf_id == run.user_message.pk
+    assert run.prefix_messages == run.assembly.plan["prefix"]["messages"]

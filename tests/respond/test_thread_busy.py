@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 import requests
 
+from compaction.models import AssemblyRecord
+from respond.models import RespondRun
 from tests.conftest import TenantKit, make_thread, path_ids
 from tests.respond.conftest import REPLY
 from threads.models import Message
@@ -36,10 +38,14 @@ def test_a_second_answer_while_one_streams_is_409_thread_busy(acme: TenantKit, c
     lines = first.iter_lines()
     assert next(line for line in lines if line.startswith(b"event: token"))
 
+    records = AssemblyRecord.objects.filter(thread=thread).count()
     second = post_respond(url, acme, "second")
     assert second.status_code == 409, second.text
     assert second.json()["code"] == "thread_busy"
     assert Message.objects.filter(thread=thread, role="user").count() == 1
+    # Refused ahead of the input's read: no record, no run.
+    assert AssemblyRecord.objects.filter(thread=thread).count() == records
+    assert RespondRun.objects.filter(thread=thread).count() == 1
 
     assert any(line == b"event: done" for line in lines)
     first.close()
