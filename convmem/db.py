@@ -204,11 +204,14 @@ def row_insert_unflushed(row: Model) -> None:
         row.save(force_insert=True)
         return
     sql, params = _insert_sql(Insert(rows=[row], returning=True))
-    with connection.cursor() as cursor:
-        statements_execute(
-            cursor, f"SELECT set_config('synchronous_commit', 'off', true); {sql}", params
+    with connection.cursor() as setting, connection.cursor() as cursor:
+        # One pipeline, one transaction: the setting is that transaction's.
+        statements_pipelined(
+            [
+                (setting, "SELECT set_config('synchronous_commit', 'off', true)", []),
+                (cursor, sql, params),
+            ]
         )
-        cursor.nextset()
         row.pk = cursor.fetchone()[0]
     row._state.adding = False
     row._state.db = connection.alias

@@ -41,13 +41,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BooleanField, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 
 from convmem import blind_index, crypto
-from convmem.db import statements_execute
+from convmem.db import statements_pipelined
 from convmem.models import Tenant
 from threads.models import Message, Role, Thread
 
@@ -373,17 +373,26 @@ def thread_term_hits(
 def term_lookup_fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     """The rows of ``sql``, a query built on ``thread_term_hits_sql`` (that query, or one that
     reads it as a CTE), in one round trip."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql" and connection.in_atomic_block:
-            # The document is costly to compute (a parse of the message) but the planner
-            # prices it as a few operators: on a table of a few thousand rows it would scan
-            # them all and compute every document, for each word. Only the index is worth it,
-            # so sequential scans are off for the rest of the transaction (context assembly's:
-            # what follows reads by primary key and writes), set in the same round trip.
-            statements_execute(cursor, f"SET LOCAL enable_seqscan = off; {sql}", params)
-            cursor.nextset()
-        else:
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
             cursor.execute(sql, params)
+            return cursor.fetchall()
+    # The document is costly to compute (a parse of the message) but the planner prices it as
+    # a few operators: on a table of a few thousand rows it would scan them all and compute
+    # every document, for each word. Only the index is worth it, so sequential scans are off
+    # for the rest of the transaction (context assembly's: what follows reads by primary key
+    # and writes), set in the same round trip. Pipelined, each statement is bound by the
+    # server: the connection prepares the lookup once it has run it often enough
+    # (``prepare_threshold``), so it is not planned every turn, and every plan it keeps was
+    # made with the setting (there is no run without it).
+    with (
+        transaction.atomic(savepoint=False),
+        connection.cursor() as setting,
+        connection.cursor() as cursor,
+    ):
+        statements_pipelined(
+            [(setting, "SET LOCAL enable_seqscan = off", []), (cursor, sql, params)]
+        )
         return cursor.fetchall()
 
 

@@ -20,7 +20,7 @@ from compaction import selectors as compaction_selectors
 from compaction.context import context_assemble
 from compaction.models import AssemblyRecord, Summary
 from tests.conftest import SYSTEM, make_thread
-from threads import selectors, services
+from threads import search, selectors, services
 from threads.models import Message, Thread
 
 pytestmark = pytest.mark.postgres
@@ -320,3 +320,41 @@ def test_an_append_planned_while_the_table_was_small_finds_its_parent_by_key(acm
             ["%INSERT INTO " + connection.ops.quote_name(Message._meta.db_table) + "%"],
         )
         assert cursor.fetchone()[0] >= 1  # the append's statement is a prepared one
+
+
+def test_a_recall_lookup_planned_while_the_table_was_small_reads_through_the_index(acme):
+    """Recall's word lookup goes pipelined behind its setting, so the connection prepares it
+    once it has run it often enough and PostgreSQL keeps the generic plan. Made on a fresh
+    database's small message table, that plan must still find the words through the
+    full-text index once the table has grown, never by reading the table."""
+    small_as_in_a_fresh_database()
+    (thread,) = bulk_threads(acme.tenant, count=1, messages=40)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+
+    def lookup() -> list[search.TermHit]:
+        return search.thread_term_hits(
+            thread_id=thread.pk,
+            terms=["message", "17"],
+            below_id=thread.active_leaf_id,
+            below_depth=40,
+            per_term=5,
+        )
+
+    for _ in range(8):  # past psycopg's prepare_threshold: the plan is made now, on 40 rows
+        lookup()
+    bulk_threads(acme.tenant, count=4, messages=1_000)
+    scans_before = message_scans_in_transaction()
+    hits = lookup()
+
+    assert message_scans_in_transaction() == scans_before
+    assert len([hit for hit in hits if hit.term == "message"]) == 5
+    ((seventeen,),) = [[hit for hit in hits if hit.term == "17"]]
+    assert Message.objects.get(pk=seventeen.message_id).content == "message 17"
+    assert Message.objects.get(pk=seventeen.message_id).thread_id == thread.pk
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["%FROM unnest(%"],
+        )
+        assert cursor.fetchone()[0] >= 1  # the lookup is a prepared statement
