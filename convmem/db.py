@@ -158,26 +158,15 @@ def walk_sql(
     )
 
 
-def statements_execute(cursor: Any, sql: str, params: Sequence[Any]) -> None:
-    """Send ``sql``, a query string of several statements, with ``params``, in one round trip.
-    On PostgreSQL the parameters are bound here, client-side (psycopg's ``mogrify``): with
-    server-side binding (``PG_SERVER_SIDE_BINDING``) the server refuses parameters in a
-    string of several statements, and such a string is never prepared anyway."""
-    if connection.vendor == "postgresql":
-        cursor.execute(connection.ops.compose_sql(sql, params))
-    else:
-        cursor.execute(sql, params)
-
-
 def statements_pipelined(statements: Sequence[tuple[Any, str, Sequence[Any]]]) -> None:
     """Run ``statements`` (each a cursor, an SQL string and its parameters), in order; each
     cursor is left on the rows of the last statement it ran. On PostgreSQL they go in one round
     trip, in psycopg's pipeline mode: the server binds each one's parameters, so the connection
     prepares a statement it has run often enough (``prepare_threshold``) and PostgreSQL stops
-    planning it; a query string of several statements (``statements_execute``) is planned
-    every time. Each statement starts (and takes its snapshot) once the one before it is done.
-    Outside a transaction they are one, committed together when the pipeline ends, and a
-    statement that fails takes the ones before it with it."""
+    planning it; a query string of several statements is planned every time. Each statement
+    starts (and takes its snapshot) once the one before it is done. Outside a transaction they
+    are one, committed together when the pipeline ends, and a statement that fails takes the
+    ones before it with it."""
     if connection.vendor != "postgresql":
         for cursor, sql, params in statements:
             cursor.execute(sql, params)

@@ -47,7 +47,7 @@ from auditlog.events import Actor
 from compaction.context import Ahead, Assembly, RetrievedItem, context_assemble
 from compaction.models import AssemblyRecord
 from compaction.replay import assembly_replay
-from convmem.db import model_columns, model_from_row, row_insert_sql, statements_execute
+from convmem.db import model_columns, model_from_row, row_insert_sql, statements_pipelined
 from convmem.errors import (
     AnswerTooLong,
     ApiError,
@@ -869,22 +869,25 @@ def _claim(run_id: int, attempt: int) -> bool:
     return claimed == 1
 
 
-# ``_claim`` behind the thread row lock, then the claimed run's read (``_worker_run_read``), as
-# one query string (one transaction, one round trip): the lock waits for the request that queued
-# a first attempt to commit (see ``_request_commit_wait``), for at most ``_COMMIT_WAIT_SECONDS``
-# (``set_config`` local to that transaction), and the claim then sees its run. Its commit does
-# not wait for the log flush (before the first token): a database crash within the flush delay
-# (a fraction of a second) loses the claim, and a takeover asks the model again, but this
-# worker, its connection gone, stores nothing: never two answers. The read is only used when
-# the claim returned its row.
-_CLAIM_AFTER_COMMIT = """
-SELECT set_config('lock_timeout', %s, true), set_config('synchronous_commit', 'off', true);
-SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE;
-UPDATE {run} SET started_attempt = %s, leased_until = %s, updated_at = %s
-WHERE id = %s AND attempt = %s AND status = %s AND started_attempt < %s
-RETURNING id;
-{run_read}
-"""
+# ``_claim`` behind the thread row lock, then the claimed run's read (``_worker_run_read``), in
+# one pipeline (one transaction, one round trip): the lock waits for the request that queued a
+# first attempt to commit (see ``_request_commit_wait``), for at most ``_COMMIT_WAIT_SECONDS``
+# (``set_config`` local to that transaction), and the claim then sees its run. Pipelined, not a
+# query string: the server binds each statement's parameters, so a worker's connection prepares
+# the six-table read and PostgreSQL stops planning it before every first token. Each statement
+# starts once the one before it is done, so the read's snapshot is taken after the wait. The
+# commit does not wait for the log flush (before the first token): a database crash within the
+# flush delay (a fraction of a second) loses the claim, and a takeover asks the model again, but
+# this worker, its connection gone, stores nothing: never two answers. The read is only used
+# when the claim returned its row.
+_CLAIM_SETTINGS = (
+    "SELECT set_config('lock_timeout', %s, true), set_config('synchronous_commit', 'off', true)"
+)
+_THREAD_LOCK = "SELECT 1 FROM {thread} WHERE id = %s FOR NO KEY UPDATE"
+_RUN_CLAIM = (
+    "UPDATE {run} SET started_attempt = %s, leased_until = %s, updated_at = %s "
+    "WHERE id = %s AND attempt = %s AND status = %s AND started_attempt < %s RETURNING id"
+)
 
 
 def _claim_after_commit(run_id: int, attempt: int, thread_id: int) -> RespondRun | None:
@@ -893,32 +896,32 @@ def _claim_after_commit(run_id: int, attempt: int, thread_id: int) -> RespondRun
     that arrives with the request still in its transaction nearly always does), waiting, and
     reading took seven. None when ``_claim`` would answer False, or when the wait ran out."""
     quote = connection.ops.quote_name
-    sql = _CLAIM_AFTER_COMMIT.format(
-        thread=quote(Thread._meta.db_table),
-        run=quote(RespondRun._meta.db_table),
-        run_read=_WORKER_RUN_SQL,
-    )
-    now = timezone.now()
-    params = [
-        f"{_COMMIT_WAIT_SECONDS}s",
-        thread_id,
+    claim_params = [
         attempt,
         _lease_end(),
-        now,
+        timezone.now(),
         run_id,
         attempt,
         Status.STREAMING.value,
         attempt,
-        run_id,
     ]
     try:
-        with connection.cursor() as cursor:
-            statements_execute(cursor, sql, params)
-            cursor.nextset()
-            cursor.nextset()
-            claimed = cursor.fetchone() is not None
-            cursor.nextset()
-            row = cursor.fetchone()
+        with (
+            connection.cursor() as setting,
+            connection.cursor() as lock,
+            connection.cursor() as claim,
+            connection.cursor() as read,
+        ):
+            statements_pipelined(
+                [
+                    (setting, _CLAIM_SETTINGS, [f"{_COMMIT_WAIT_SECONDS}s"]),
+                    (lock, _THREAD_LOCK.format(thread=quote(Thread._meta.db_table)), [thread_id]),
+                    (claim, _RUN_CLAIM.format(run=quote(RespondRun._meta.db_table)), claim_params),
+                    (read, _WORKER_RUN_SQL, [run_id]),
+                ]
+            )
+            claimed = claim.fetchone() is not None
+            row = read.fetchone()
     except DatabaseError:
         logger.warning("no commit seen on thread %s within the wait", thread_id)
         return None

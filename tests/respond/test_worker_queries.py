@@ -8,6 +8,7 @@ is queued through the API with no worker consuming the queue.
 """
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from respond.events import run_keys, stream_closed
 from respond.models import RespondRun
 from tests.conftest import make_thread
 from tests.respond.conftest import REPLY
+from tests.support.pg import lock_thread_row, other_session
 from threads import idempotency
 from threads.models import Message, Role
 
@@ -33,10 +35,11 @@ pytestmark = [
 ]
 
 
-# The claim and the run with its thread, turn and input record: one query string on
-# PostgreSQL (the wait for the request's commit, the claim and the read), two elsewhere.
+# The claim and the run with its thread, turn and input record: on PostgreSQL four statements
+# in one pipeline (the transaction's settings, the wait for the request's commit, the claim
+# and the read), two elsewhere.
 def budget() -> int:
-    return 1 if connection.vendor == "postgresql" else 2
+    return 4 if connection.vendor == "postgresql" else 2
 
 
 # Without the handed input: the input's texts as well, the messages and the stored texts (the
@@ -109,14 +112,73 @@ def test_a_first_attempt_reaches_its_first_token_in_a_handful_of_statements(
     assert handed_input(run) is None
     assert chat.requests[-1].body["messages"][-1]["content"] == "Where is my order?"
     if connection.vendor == "postgresql":
-        # The commit wait, the claim and the run's read are one round trip: no transaction
-        # of their own.
-        lock, claim = before_first_token[0].split("FOR NO KEY UPDATE")
+        # The commit wait, the claim and the run's read, in that order, in one pipeline: no
+        # transaction of their own.
+        setting, lock, claim, read = before_first_token
+        assert "lock_timeout" in setting
+        assert "synchronous_commit" in setting
         assert "threads_thread" in lock
-        claim, read = claim.split("RETURNING")
-        assert 'UPDATE "respond_respondrun"' in claim
+        assert lock.endswith("FOR NO KEY UPDATE")
+        assert claim.startswith('UPDATE "respond_respondrun"')
+        assert "RETURNING" in claim
         assert "FROM respond_respondrun r JOIN threads_thread t" in read
         assert not any(sql.startswith("BEGIN") for sql in before_first_token)
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's"
+)
+def test_the_workers_claim_and_read_are_prepared_statements(acme):
+    """Pipelined, the claim's statements are bound by the server, so a worker's connection
+    prepares them once it has run them often enough, and PostgreSQL stops planning the
+    six-table read before every first token."""
+    thread = make_thread(acme.tenant, turns=2)
+    missing = (RespondRun.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
+    for _ in range(8):  # past psycopg's prepare_threshold
+        outcome = services.respond_generate(run_id=missing, attempt=1, thread_id=thread.pk)
+        assert outcome == services.RUN_NOT_VISIBLE
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["%respond_respondrun%"],
+        )
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any("FROM respond_respondrun r JOIN threads_thread t" in sql for sql in prepared)
+    assert any(sql.startswith('UPDATE "respond_respondrun"') for sql in prepared)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are PostgreSQL's")
+def test_a_claim_whose_wait_runs_out_still_generates_the_run_once(
+    acme, chat, settings: Any, monkeypatch, caplog
+):
+    """The thread row held past the claim's wait (another writer on the thread): the
+    pipelined claim gives up (its lock timeout fails the pipeline, which takes its
+    transaction with it), the connection stays usable, the committed run is claimed without
+    the wait, and its answer is stored once, when the holder lets go."""
+    settings.CONVMEM_RESPOND_IN_WORKER = True
+    monkeypatch.setattr(services, "_COMMIT_WAIT_SECONDS", 0.2)
+    run = queued_run(acme, make_thread(acme.tenant, turns=2))
+    with other_session() as holder:
+        lock_thread_row(holder, run.thread)
+        release = threading.Timer(1.0, holder.rollback)
+        release.start()
+        try:
+            services.respond_generate(
+                run_id=run.pk,
+                attempt=1,
+                items=assembly_items(run.assembly),
+                thread_id=run.thread_id,
+            )
+        finally:
+            release.join()
+
+    assert f"no commit seen on thread {run.thread_id} within the wait" in caplog.text
+    run.refresh_from_db()
+    assert run.status == RespondRun.Status.COMPLETE
+    assert run.assistant_message.content == REPLY
+    assert Message.objects.filter(thread=run.thread, role=Role.ASSISTANT).count() == 2
+    assert len(chat.requests) == 1
 
 
 def test_without_the_handed_input_the_worker_rebuilds_it(acme, chat, settings, monkeypatch):

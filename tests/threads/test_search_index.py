@@ -11,7 +11,6 @@ from audit.deletion import (
     deletion_request_perform,
 )
 from audit.erasure import message_content_erase, thread_content_erase
-from convmem.db import statements_execute
 from tests.audit.conftest import officer  # noqa: F401  (fixture)
 from tests.conftest import SYSTEM, make_thread
 from threads import search, services
@@ -259,8 +258,8 @@ def test_a_lookup_within_a_thread_reads_only_the_index_on_an_unanalysed_table(ac
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*) FROM pg_stats WHERE tablename = 'threads_message'")
         assert cursor.fetchone()[0] == 0
-        statements_execute(cursor, f"SET LOCAL enable_seqscan = off; EXPLAIN {sql}", params)
-        cursor.nextset()
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
         hits = search.thread_term_hits(
             thread_id=thread.pk,
