@@ -379,6 +379,9 @@ def _store(
         ).update(**fields)
         if not stored:
             return None
+        # Sent with the memo, not after the writer's own scores: a writer that dies while it
+        # scores (a fifth of a write) no longer leaves the memo unscored.
+        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
         webhook_event_emit(
             tenant_id=thread.tenant_id,
             event_type="memo.ready",
@@ -424,9 +427,9 @@ def _writer_scores_store(
     new messages; the originals' sizes are their stored counts) and keep that with the
     writer's ``checked`` values. After the memo is stored, not before: scoring is a fifth of a
     write, and the memo is what a fast thread is waiting for (docs/memo-pace.md). These are
-    the scores of a memo the scoring task skips (a newer memo extends it); the task is sent
-    once they are stored, so it never finds the memo without them. A writer that dies in
-    between leaves the memo ready with its checked values only (its page shows no recall)."""
+    the scores of a memo the scoring task skips (a newer memo extends it). The task was sent
+    with the memo and may have stored its scores first: those stand (the row is locked to
+    look), so a memo ends with the task's scores whenever the task scored it."""
     originals = ([sources.previous_memo] if sources.previous_memo else []) + [
         row.content for row in written.shown
     ]
@@ -437,12 +440,18 @@ def _writer_scores_store(
         memo_tokens=max(0, written.token_count - written.header_tokens),
     ).as_dict()
     scores = scores_stored({**scores, **checked})
-    stored = Summary.objects.filter(
-        pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
-    ).update(scores=summary.stored_for_update("scores", scores))
-    if stored:
-        summary.scores = scores
-        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
+    with transaction.atomic():
+        current = (
+            Summary.objects.select_for_update()
+            .filter(pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint)
+            .first()
+        )
+        if current is None or (current.scores or {}).get("scorer") == CARRIED_SCORER:
+            return
+        Summary.objects.filter(pk=current.pk).update(
+            scores=current.stored_for_update("scores", scores)
+        )
+    summary.scores = scores
 
 
 def _lead_record(summary: Summary) -> None:

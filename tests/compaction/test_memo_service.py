@@ -417,3 +417,25 @@ def test_the_memo_is_stored_for_contexts_before_its_writer_scores_it(acme, monke
     requested.refresh_from_db()
     assert 0 <= requested.scores["fact_recall"] <= 1
     assert requested.scores["unsupported_values_count"] == 0
+
+
+def test_scores_the_scoring_task_stored_first_stand_over_the_writers(acme, monkeypatch):
+    """The scoring task is sent with the memo and may score it while its writer still scores
+    it: the task's scores (against what the memo carries forward) stand, whichever ends last."""
+    from compaction import evals
+
+    thread = make_thread(acme.tenant)
+    grow(thread, 30)
+    post_context(acme.client, thread, **SMALL)
+    requested = _pending(thread)
+
+    def task_first(**kwargs):
+        assert compaction_services.summary_score(summary_id=requested.pk) is not None
+        return evals.score_memo(**kwargs)
+
+    monkeypatch.setattr(compaction_services, "score_memo", task_first)
+    compaction_services.summary_write(summary_id=requested.pk)
+
+    requested.refresh_from_db()
+    assert requested.scores["scorer"] == compaction_services.CARRIED_SCORER
+    assert 0 <= requested.scores["fact_recall"] <= 1
