@@ -85,6 +85,12 @@ class Summary(SealedRow, models.Model):
     )
     enqueued_at = models.DateTimeField(null=True, blank=True)
     leased_until = models.DateTimeField(null=True, blank=True)
+    scores_due = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="A ready memo whose scores are not stored yet: since when (the outbox of its "
+        "scoring task, as a pending row is of its writing task).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -106,6 +112,12 @@ class Summary(SealedRow, models.Model):
             ),
             # The newest failed (or ready) memo of a thread: the curator's backoff check.
             models.Index(fields=["thread", "status", "-id"], name="summary_thread_status_id"),
+            # The dispatcher's look for memos whose scoring task was lost: only those rows.
+            models.Index(
+                fields=["scores_due"],
+                condition=Q(scores_due__isnull=False),
+                name="summary_scores_due",
+            ),
         ]
         constraints = [
             # One written memo per range and covered content: a task delivered twice (or two

@@ -370,6 +370,7 @@ def _store(
         "covered_ids": [row.public_id for row in sources.rows],
         "chain_depth": sources.chain_depth,
         "leased_until": None,
+        "scores_due": timezone.now(),
         "error": "",
         "updated_at": timezone.now(),
     }
@@ -379,9 +380,6 @@ def _store(
         ).update(**fields)
         if not stored:
             return None
-        # Sent with the memo, not after the writer's own scores: a writer that dies while it
-        # scores (a fifth of a write) no longer leaves the memo unscored.
-        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
         webhook_event_emit(
             tenant_id=thread.tenant_id,
             event_type="memo.ready",
@@ -427,9 +425,10 @@ def _writer_scores_store(
     new messages; the originals' sizes are their stored counts) and keep that with the
     writer's ``checked`` values. After the memo is stored, not before: scoring is a fifth of a
     write, and the memo is what a fast thread is waiting for (docs/memo-pace.md). These are
-    the scores of a memo the scoring task skips (a newer memo extends it). The task was sent
-    with the memo and may have stored its scores first: those stand (the row is locked to
-    look), so a memo ends with the task's scores whenever the task scored it."""
+    the scores of a memo the scoring task skips (a newer memo extends it); the task is sent
+    once they are stored, so it never finds the memo without them. A writer that dies in
+    between leaves the memo's ``scores_due`` set: the dispatcher sends the task
+    (``summaries_dispatch_unscored``)."""
     originals = ([sources.previous_memo] if sources.previous_memo else []) + [
         row.content for row in written.shown
     ]
@@ -440,18 +439,12 @@ def _writer_scores_store(
         memo_tokens=max(0, written.token_count - written.header_tokens),
     ).as_dict()
     scores = scores_stored({**scores, **checked})
-    with transaction.atomic():
-        current = (
-            Summary.objects.select_for_update()
-            .filter(pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint)
-            .first()
-        )
-        if current is None or (current.scores or {}).get("scorer") == CARRIED_SCORER:
-            return
-        Summary.objects.filter(pk=current.pk).update(
-            scores=current.stored_for_update("scores", scores)
-        )
-    summary.scores = scores
+    stored = Summary.objects.filter(
+        pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
+    ).update(scores=summary.stored_for_update("scores", scores), scores_due=None)
+    if stored:
+        summary.scores = scores
+        transaction.on_commit(partial(summary_score_enqueue, summary.pk))
 
 
 def _lead_record(summary: Summary) -> None:
@@ -544,6 +537,7 @@ def summary_score(*, summary_id: int) -> Summary | None:
         pk=summary.pk, status=Summary.Status.READY, fingerprint=summary.fingerprint
     ).update(
         scores=summary.stored_for_update("scores", scores_stored(scores)),
+        scores_due=None,
         updated_at=timezone.now(),
     )
     return summary if stored else None
@@ -657,6 +651,27 @@ def summaries_dispatch_pending(*, now: datetime | None = None, limit: int = 500)
             pk=pk, status=Summary.Status.PENDING, enqueued_at=enqueued_at
         ).update(enqueued_at=now):
             summary_enqueue(pk)
+            sent += 1
+    return sent
+
+
+def summaries_dispatch_unscored(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Send the scoring task for ready memos whose writer stored the memo but never its scores
+    (it died while scoring: the task is sent only after them), more than
+    ``CONVMEM_MEMO_REDISPATCH_SECONDS`` ago. Returns how many were sent. A conditional UPDATE
+    picks who sends each one, and clears the mark: a task that is lost too, or that skips the
+    memo (a newer memo extends it), leaves the writer's checked values, as before."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.CONVMEM_MEMO_REDISPATCH_SECONDS)
+    due = list(
+        Summary.objects.filter(scores_due__lt=cutoff, status=Summary.Status.READY)
+        .order_by("scores_due")
+        .values_list("pk", "scores_due")[:limit]
+    )
+    sent = 0
+    for pk, scores_due in due:
+        if Summary.objects.filter(pk=pk, scores_due=scores_due).update(scores_due=None):
+            summary_score_enqueue(pk)
             sent += 1
     return sent
 

@@ -60,7 +60,7 @@ def summary_score(summary_id: int) -> None:
 
 @shared_task(name="compaction.dispatch_pending_memos", acks_late=True)
 def dispatch_pending_memos() -> int:
-    return services.summaries_dispatch_pending()
+    return services.summaries_dispatch_pending() + services.summaries_dispatch_unscored()
 
 
 @shared_task(name="compaction.purge_assembly_snapshots")

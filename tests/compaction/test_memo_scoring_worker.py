@@ -1,10 +1,14 @@
-"""A memo's scoring task is sent with the memo, so a writer that dies while it scores does not
-leave the memo unscored: a real Celery worker on the ``bulk`` queue scores it.
+"""A writer that dies while it scores its memo (after storing it, before its scores) leaves
+the memo owing its scores; the dispatcher sends the scoring task, and a real Celery worker on
+the ``bulk`` queue scores it.
 
 In a module of its own: no other worker may be consuming the queue meanwhile.
 """
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from compaction import services as compaction_services
 from compaction.models import Summary
@@ -19,7 +23,10 @@ class WriterKilled(BaseException):
     """The writer's process ending mid-task: nothing after it runs, no handler catches it."""
 
 
-def test_a_writer_that_dies_while_scoring_leaves_the_memo_to_the_scoring_task(acme, monkeypatch):
+def test_a_memo_whose_writer_died_while_scoring_is_scored_once_the_dispatcher_looks(
+    acme, monkeypatch, settings
+):
+    settings.CONVMEM_MEMO_REDISPATCH_SECONDS = 60
     thread = make_thread(acme.tenant)
     grow(thread, 30)
     post_context(acme.client, thread, window_tokens=900, reserve_tokens=100)
@@ -34,14 +41,23 @@ def test_a_writer_that_dies_while_scoring_leaves_the_memo_to_the_scoring_task(ac
     requested.refresh_from_db()
     assert requested.status == Summary.Status.READY
     assert "fact_recall" not in requested.scores  # the writer's own scores never came
+    assert requested.scores_due is not None
 
-    def scored_by_the_task() -> Summary | None:
-        memo = Summary.objects.get(pk=requested.pk)
-        return memo if memo.scores.get("scorer") == compaction_services.CARRIED_SCORER else None
+    # Not before the redispatch delay: the writer may still be at work.
+    assert compaction_services.summaries_dispatch_unscored() == 0
+    later = timezone.now() + timedelta(seconds=61)
+    with start_worker(queues=["bulk"]):
+        assert compaction_services.summaries_dispatch_unscored(now=later) == 1
+        assert compaction_services.summaries_dispatch_unscored(now=later) == 0
 
-    with start_worker(queues=["bulk"], purge=False):
+        def scored_by_the_task() -> Summary | None:
+            memo = Summary.objects.get(pk=requested.pk)
+            carried = memo.scores.get("scorer") == compaction_services.CARRIED_SCORER
+            return memo if carried else None
+
         scored = wait_for(scored_by_the_task, timeout=30)
 
     assert 0 <= scored.scores["fact_recall"] <= 1
     assert scored.scores["segment_messages"] > 0
     assert scored.scores["unsupported_values_count"] == 0  # the writer's check, kept
+    assert scored.scores_due is None

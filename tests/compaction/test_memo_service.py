@@ -419,23 +419,28 @@ def test_the_memo_is_stored_for_contexts_before_its_writer_scores_it(acme, monke
     assert requested.scores["unsupported_values_count"] == 0
 
 
-def test_scores_the_scoring_task_stored_first_stand_over_the_writers(acme, monkeypatch):
-    """The scoring task is sent with the memo and may score it while its writer still scores
-    it: the task's scores (against what the memo carries forward) stand, whichever ends last."""
-    from compaction import evals
-
+def test_a_memo_is_due_its_scores_until_its_writer_stores_them(acme, settings):
+    """The memo is stored before its writer scores it, marked as owing its scores; the
+    writer's scores clear the mark, so the dispatcher has nothing to send for it."""
+    settings.CONVMEM_MEMO_REDISPATCH_SECONDS = 60
     thread = make_thread(acme.tenant)
     grow(thread, 30)
     post_context(acme.client, thread, **SMALL)
     requested = _pending(thread)
+    marks: list[object] = []
+    store = compaction_services._writer_scores_store
 
-    def task_first(**kwargs):
-        assert compaction_services.summary_score(summary_id=requested.pk) is not None
-        return evals.score_memo(**kwargs)
+    def observed(summary, *args):
+        marks.append(Summary.objects.get(pk=summary.pk).scores_due)
+        return store(summary, *args)
 
-    monkeypatch.setattr(compaction_services, "score_memo", task_first)
-    compaction_services.summary_write(summary_id=requested.pk)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compaction_services, "_writer_scores_store", observed)
+        compaction_services.summary_write(summary_id=requested.pk)
 
     requested.refresh_from_db()
-    assert requested.scores["scorer"] == compaction_services.CARRIED_SCORER
+    assert marks[0] is not None
+    assert requested.scores_due is None
     assert 0 <= requested.scores["fact_recall"] <= 1
+    later = timezone.now() + timedelta(minutes=5)
+    assert compaction_services.summaries_dispatch_unscored(now=later) == 0
