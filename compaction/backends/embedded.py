@@ -34,7 +34,8 @@ previous memo's lines plus the next segment's statements, folded in order:
   the memo (a customer number, a project path);
 - the memo is then brought within ``max_tokens`` by letting go of the least needed lines: old
   before new, assistant and tool lines before the user's, lines with few values before lines
-  with many.
+  with many, and lines none of whose values is their own (each held by a newer line too)
+  before lines with a value of their own.
 
 When the memo is written, the messages of the active path after its range may be handed to
 ``drop_superseded`` (``compaction.backends.base.ReadsAhead``): what they correct is let go by the
@@ -1141,7 +1142,10 @@ def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
     if sum(costs) > budget:
         lines = [_tightened(line) for line in lines]
         costs = [count_tokens(line.render()) + 1 for line in lines]
-    order = sorted(range(len(lines)), key=lambda i: _need(lines[i], i, len(lines)), reverse=True)
+    holders = _holders(lines)
+    order = sorted(
+        range(len(lines)), key=lambda i: _need(lines[i], i, len(lines), holders), reverse=True
+    )
     kept: set[int] = set()
     used = 0
     for index in order:
@@ -1153,15 +1157,38 @@ def fit_memo(lines: Sequence[Line], max_tokens: int) -> str:
     return "\n".join([HEADER, *(lines[i].render() for i in sorted(kept))])
 
 
-def _need(line: Line, index: int, total: int) -> float:
+def _holders(lines: Sequence[Line]) -> dict[str, tuple[int, int]]:
+    """For each value (by key): how many of ``lines`` hold it, and the index of the newest."""
+    holders: dict[str, tuple[int, int]] = {}
+    for index, line in enumerate(lines):
+        for key in line.keys:
+            holders[key] = (holders.get(key, (0, 0))[0] + 1, index)
+    return holders
+
+
+def _need(line: Line, index: int, total: int, holders: dict[str, tuple[int, int]]) -> float:
     """How much later turns are likely to need a line: what it carries first, then who said
     it and how new it is (a preference without a value counts as a strong value; an agent's
-    call as a weak one)."""
+    call as a weak one). A line none of whose values is its own -- each is held by a newer
+    line too, as the name the conversation keeps coming back to is ("the i18n bug", a
+    project path) -- carries only a share of each, and goes before a line with a value of
+    its own; the newest line holding a value carries it whole, so the value itself stays."""
     recency = (index + 1) / total
     if line.text.startswith("[called "):
         carried = WEAK
     elif not line.anchors:
         carried = STRONG
-    else:
+    elif any(holders[key][1] == index for key in line.keys):
         carried = line.weight
+    else:
+        carried = _shared(line, holders)
     return 0.3 * carried + 0.5 * recency + _ROLE_WEIGHT.get(line.role, 0.0)
+
+
+def _shared(line: Line, holders: dict[str, tuple[int, int]]) -> float:
+    """The strength of the line's values, each divided among the lines that hold it."""
+    strongest: dict[str, int] = {}
+    for anchor in line.anchors:
+        key = anchor.casefold()
+        strongest[key] = max(strongest.get(key, 0), strength(anchor))
+    return sum(value / holders[key][0] for key, value in strongest.items())

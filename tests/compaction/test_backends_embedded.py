@@ -433,6 +433,29 @@ def test_under_pressure_the_newest_lines_stay() -> None:
     assert "1000-q" not in memo
 
 
+def test_under_pressure_a_value_of_its_own_outlasts_newer_lines_that_only_name_the_topic() -> None:
+    turns = [
+        ("user", "The courier's gate code for the depot is 58#21."),
+        ("user", "Let's pause on the pr-42 rollout for a moment."),
+        ("user", "Pick up pr-42 again once the tests are green."),
+        ("user", "I want a gut check on pr-42 before I report upward."),
+        ("user", "Have another look at pr-42 and tell me what you think."),
+        ("user", "Are we overcomplicating pr-42, honestly?"),
+        ("user", "Keep going with pr-42 in the same order as before."),
+    ]
+    roomy = _memo(_sources(*turns), max_tokens=1024)
+    assert "58#21" in roomy
+    assert roomy.count("pr-42") == 6
+
+    memo = _memo(_sources(*turns), max_tokens=count_tokens(roomy) - 25)
+
+    # The oldest line goes last here: its value is said nowhere else, while each newer line
+    # only names what the others name too.
+    assert "58#21" in memo
+    assert "pr-42" in memo
+    assert memo.count("pr-42") < 6
+
+
 def test_a_previous_memo_in_prose_is_read_like_messages() -> None:
     memo = _memo(_sources(("user", "ok")), previous="The customer, Dana Whitfield, paid ¥12,400.")
 
