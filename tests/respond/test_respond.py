@@ -13,6 +13,7 @@ from respond.models import RespondRun
 from respond.views import RespondView
 from tests.conftest import make_thread, path_ids
 from tests.respond.conftest import CHAT_MODEL, REPLY, sse_events
+from tests.support.chat_server import ChatServer
 from threads.models import Message
 
 BUDGET = {"window_tokens": 4096, "reserve_tokens": 256}
@@ -66,6 +67,24 @@ def test_it_stores_the_turn_and_the_answer(acme, chat):
     assert sent["max_tokens"] == 256
     assert sent["messages"][0] == {"role": "system", "content": "You are a shop assistant."}
     assert sent["messages"][-1] == {"role": "user", "content": user["content"]}
+
+
+def test_a_turn_of_content_parts_reaches_the_model_as_its_parts(acme, settings):
+    parts = [
+        {"type": "text", "text": "My order ORD-1234 arrived broken."},
+        {"type": "text", "text": "Call me on 555-0100."},
+    ]
+    # No fixed reply: the server answers with the fact-bearing lines of the last user turn.
+    with ChatServer() as server:
+        settings.CONVMEM_CHAT_BASE_URL = server.base_url
+        settings.CONVMEM_CHAT_MODEL = CHAT_MODEL
+        response = respond(acme, make_thread(acme.tenant, turns=2), "parts", content=parts)
+
+    assert response.status_code == 201, response.data
+    assert server.requests[-1].body["messages"][-1] == {"role": "user", "content": parts}
+    answer = response.data["assistant_message"]["content"]
+    assert "ORD-1234" in answer
+    assert "555-0100." in answer
 
 
 def test_it_streams_tokens_then_the_stored_turn(acme, chat):

@@ -420,7 +420,7 @@ class _Handler(BaseHTTPRequestHandler):
 def fake_summary(body: dict[str, Any]) -> str:
     """The "ok" reply: fact-bearing lines of the last user message, within `max_tokens` words."""
     user_contents = [
-        message.get("content") or ""
+        _text_of(message.get("content"))
         for message in body["messages"]
         if isinstance(message, dict) and message.get("role") == "user"
     ]
@@ -433,6 +433,18 @@ def fake_summary(body: dict[str, Any]) -> str:
     words = "; ".join(lines).split() or ["Nothing", "to", "note."]
     limit = body.get("max_tokens") or body.get("max_completion_tokens") or len(words)
     return " ".join(words[:limit])
+
+
+def _text_of(content: Any) -> str:
+    """A message's text: its content, or the text of its content parts (a list of
+    ``{"type": "text", "text": …}`` and other parts, as the chat API takes them)."""
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return content if isinstance(content, str) else ""
 
 
 def _wants_json_schema(body: dict[str, Any]) -> bool:
