@@ -81,6 +81,10 @@ def test_cuts_that_each_bring_the_answer_on_do_not_use_the_retries_up(connect, p
     assert [int(e.id) for e in events] == list(range(1, len(events) + 1))
     assert "".join(e.text for e in events) == REPLY
 
+    # Each re-open must find the answer still streaming: one that has finished is replayed
+    # from what was stored, as one token event, and so is not cut. A word every 0.2 s leaves
+    # the three re-opens (each a new connection and request) over two seconds between them.
+    chat.configure(chunk_delay=0.2)
     proxy.cut_each_at(b"event: token", [3, 5, 7])
     flaky = connect(acme, base_url=proxy.url, max_retries=1)
     stream = flaky.respond_stream(thread.id, "And the refund?", **BUDGET)
