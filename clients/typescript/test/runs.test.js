@@ -86,7 +86,10 @@ test("cuts that each bring the run's events on do not use the retries up", async
   assert.equal(events.at(-1).type, "done");
 
   // A streamed answer re-opened with its key relays the run from its start: each connection
-  // is cut a little further on (before its 3rd, 5th, 7th token), the fourth completes.
+  // is cut a little further on (before its 3rd, 5th, 7th token), the fourth completes. Each
+  // re-open must find the answer still streaming (a finished one is replayed as one token
+  // event, and not cut): a word every 0.2 s leaves the re-opens over two seconds.
+  await chatModel({ chunk_delay: 0.2 });
   const at = [3, 5, 7];
   const cutRespond = async (url, init) => {
     const response = await fetch(url, init);
