@@ -56,6 +56,11 @@ class TenantPrincipal:
         return self.api_key.pk
 
 
+# What the API takes, said also when a request sent an Authorization header in another form
+# ("Api-Key …", "Token …", the bare key: ``convmem.errors``).
+AUTHORIZATION_FORM = "Authorization header must be 'Bearer <api key>'."
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     keyword = b"bearer"
 
@@ -64,9 +69,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         if not parts or parts[0].lower() != self.keyword:
             return None
         if len(parts) != 2:
-            raise exceptions.AuthenticationFailed(
-                "Authorization header must be 'Bearer <api key>'.", code="invalid_api_key"
-            )
+            raise exceptions.AuthenticationFailed(AUTHORIZATION_FORM, code="invalid_api_key")
         try:
             key = parts[1].decode("ascii")
             if not key.isprintable():

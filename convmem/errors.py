@@ -14,6 +14,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from convmem.auth import AUTHORIZATION_FORM
+
 logger = logging.getLogger(__name__)
 
 
@@ -183,6 +185,15 @@ def _validation_response(exc: exceptions.ValidationError) -> Response:
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
+def _authorization_of_another_form(context: dict[str, Any]) -> bool:
+    """Whether the request that was not authenticated sent an Authorization header all the
+    same: the API's authentication passes over a scheme it does not take (an endpoint open to
+    all still answers), so "not provided" would mislead. The header is never echoed back: it
+    may be the key itself."""
+    request = context.get("request")
+    return request is not None and bool(request.META.get("HTTP_AUTHORIZATION", "").strip())
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
@@ -196,6 +207,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, exceptions.NotAuthenticated) and _authorization_of_another_form(context):
+        said = exceptions.NotAuthenticated(AUTHORIZATION_FORM)
+        said.auth_header = getattr(exc, "auth_header", None)  # the challenge DRF set
+        exc = said
 
     if isinstance(exc, exceptions.ValidationError):
         return _validation_response(exc)

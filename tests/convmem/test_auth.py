@@ -63,10 +63,14 @@ def test_the_right_prefix_with_a_wrong_secret_is_401(acme):
     assert error_of(r) == (401, "invalid_api_key")
 
 
-def test_another_scheme_is_401(acme):
-    r = client_with(f"Token {acme.key}").get("/api/v1/threads")
+@pytest.mark.parametrize("scheme", ["Token ", "Api-Key ", ""])
+def test_another_scheme_is_401_saying_what_is_expected(acme, scheme):
+    r = client_with(f"{scheme}{acme.key}").get("/api/v1/threads")
 
     assert error_of(r) == (401, "not_authenticated")
+    assert r.json()["detail"] == "Authorization header must be 'Bearer <api key>'."
+    assert r["WWW-Authenticate"] == 'Bearer realm="convmem"'
+    assert acme.key.split(".", 1)[1] not in r.content.decode()
 
 
 def test_the_scheme_is_case_insensitive(acme):
@@ -140,3 +144,10 @@ def test_a_key_with_control_characters_is_401(acme):
     r = client_with(f"Bearer {prefix}\x00.secret").get("/api/v1/threads")
 
     assert error_of(r) == (401, "invalid_api_key")
+
+
+def test_another_scheme_leaves_an_open_endpoint_open(db):
+    """A header the API does not take (a proxy's Basic credentials) keeps the index readable."""
+    r = client_with("Basic dXNlcjpwYXNz").get("/api/v1/")
+
+    assert r.status_code == 200
