@@ -188,14 +188,6 @@ def subject_keys_destroy(*, tenant_id: int, subject: str) -> list[DestroyedKey]:
     return destroyed
 
 
-def key_state(key_id: str) -> dict[str, Any] | None:
-    """The key's record (no material): for proofs and the admin."""
-    from convmem.models import DataKey
-
-    row = DataKey.objects.filter(key_id=key_id).values("key_id", "created_at", "destroyed_at")
-    return row.first()
-
-
 # --- Sealing and opening values ---------------------------------------------------------------
 
 
