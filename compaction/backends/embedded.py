@@ -693,8 +693,11 @@ class Memo:
         True if one was let go or cut."""
         known = self._all_keys()
         new_values = [anchor for anchor in line.anchors if anchor.casefold() not in known]
-        # The user's, with a value that tells something (not a lone short number).
-        if line.role != "user" or all(strength(value) <= WEAK for value in new_values):
+        # The user's, with a value that tells something (not a lone short number: "20" of
+        # "20 March 2027" tells as the run it is written in).
+        if line.role != "user" or all(
+            strength(_run_of(line.text, line.anchors, value)) <= WEAK for value in new_values
+        ):
             return False
         spoken = _spelled(said)
         topics = topic_words(said, line.anchors)
@@ -992,7 +995,7 @@ def _slot_said(text: str, anchors: tuple[str, ...], value: str, spoken: str) -> 
     out by ``_spelled``) says, naming a slot (``_names_a_slot``) and not as the matter it is
     about; () when it says none. The label is read before the value, or after it when the
     value opens the line's statement of it ("Y is the manager")."""
-    before = _spelled(" ".join(_label_of(text, anchors, value))).split()
+    before = _without_matter_of_a_value(_spelled(" ".join(_label_of(text, anchors, value))).split())
     tail: list[str] = []
     for word in reversed(before[-LABEL_WORDS:]):
         if not word.isalpha():
@@ -1007,6 +1010,39 @@ def _slot_said(text: str, anchors: tuple[str, ...], value: str, spoken: str) -> 
         if _said_as_slot(tail[start:], spoken):
             return tuple(tail[start:])
     return _slot_said_after(text, anchors, value, spoken)
+
+
+def _without_matter_of_a_value(words: list[str]) -> list[str]:
+    """A label's words without a last phrase that names its matter by a value ("the delivery
+    date *for order qx 1182*"): the slot's name is before it."""
+    if not words or words[-1].isalpha():
+        return words
+    for back in range(2, min(MATTER_REACH + 1, len(words)) + 1):
+        if words[-back] in _MATTER_PREPOSITIONS:
+            return words[:-back]
+    return words
+
+
+def _run_of(text: str, anchors: tuple[str, ...], value: str) -> str:
+    """``value`` with the values written right before and after it (at most two characters
+    of blank or comma between): "20 March 2027" for "20"."""
+    lowered = text.casefold()
+    start = lowered.find(value.casefold())
+    if start < 0:
+        return value
+    end = start + len(value)
+    moved = True
+    while moved:
+        moved = False
+        for anchor in anchors:
+            at = lowered.find(anchor.casefold(), end)
+            if at >= 0 and at - end <= 2 and not text[end:at].strip(" ,"):
+                end, moved = at + len(anchor), True
+            before = lowered.rfind(anchor.casefold(), 0, start)
+            stop = before + len(anchor)
+            if before >= 0 and start - stop <= 2 and not text[stop:start].strip(" ,"):
+                start, moved = before, True
+    return text[start:end]
 
 
 def _slot_said_after(
@@ -1118,10 +1154,14 @@ def _identifier_like(key: str) -> bool:
 
 def _cut(text: str, values: Sequence[str]) -> str:
     """``text`` with ``values`` replaced by "…" where they stand as words of their own (a "1"
-    inside "Q-1181" stays)."""
+    inside "Q-1181" stays); a run of values cut together ("12 March 2027") leaves one "…"."""
     for value in values:
         text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "…", text, flags=re.IGNORECASE)
-    return text
+    return _CUT_RUN.sub("…", text)
+
+
+# Marks left next to each other by values cut from one run, with the blanks and commas between.
+_CUT_RUN = re.compile(r"…(?:[ ,]{0,2}…)+")
 
 
 def _tightened(line: Line) -> Line:

@@ -253,6 +253,25 @@ def test_a_key_of_a_tool_output_is_corrected_by_its_words_written_apart() -> Non
     assert "QX 5521" not in memo
 
 
+def test_a_correction_naming_the_slot_replaces_a_value_written_in_words() -> None:
+    """The stale line names its matter by a value after the slot ("… for order QX-1182"), and
+    the correction's only new word of the date is its day: the slot is read before the
+    matter, and the day tells as the date it is written in."""
+    memo = _corrected(
+        [
+            ("user", "The delivery date for order QX-1182 is 12 March 2027."),
+            ("user", "The invoice date for order QX-1182 is 3 April 2027."),
+        ],
+        "Correction: the delivery date is actually 20 March 2027.",
+    )
+
+    assert "20 March 2027" in memo
+    assert "12 March" not in memo
+    assert "3 April 2027" in memo  # another slot of the same matter and shape
+    assert "QX-1182" in memo
+    assert "… …" not in memo  # the date's words go as one
+
+
 def test_words_opening_the_value_are_not_part_of_its_label() -> None:
     memo = _corrected(
         [("user", "The script we run for the backup cron is bash scripts/backup_full.sh.")],

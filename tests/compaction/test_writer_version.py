@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # writes``, give the writer a new ``PROMPT_VERSION`` and add its digest here (keep the old
 # ones: they name what memos already stored were written by).
 WRITTEN_BY = {
-    "extractive-memo/2": "7f4f45fa3aa5b91d13048367671fc69bd3e1674b3c824770aa90849256096f38",
+    "extractive-memo/2": "9e5440b01274d2b73cbc4325a781043f921fb398bc706bcde70a780e129328a4",
 }
 
 
@@ -84,7 +84,22 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         ("user", "The exam moved to 21 January, same room B-204."),
         ("user", "I prefer worked examples over definitions, please."),
     )
-    return [(coding, coding_later, 512), (trip, trip_later, 512), (tutoring, tutoring_later, 40)]
+    order = _sources(
+        "o",
+        ("user", "The delivery date for order QX-1182 is 12 March 2027."),
+        ("user", "The invoice date for order QX-1182 is 3 April 2027, EUR 1 240,50."),
+    )
+    order_later = _sources(
+        "p",
+        ("user", "Correction: the delivery date is actually 20 March 2027."),
+        ("assistant", "Thanks, I have noted 20 March 2027 for QX-1182."),
+    )
+    return [
+        (coding, coding_later, 512),
+        (trip, trip_later, 512),
+        (tutoring, tutoring_later, 40),
+        (order, order_later, 512),
+    ]
 
 
 def written() -> str:
