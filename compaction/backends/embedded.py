@@ -323,7 +323,7 @@ def _referred(statement: Statement, later: str) -> bool:
 ANNOUNCED_CORRECTION = re.compile(
     r"\b(?:actually|correction|wrong|mistake|typo|scratch that|changed? my mind|moved|instead|"
     r"updated?|changed|forget (?:the|what|that|about)|disregard|ignore (?:the|what|that)|"
-    r"reassigned|renamed)\b",
+    r"reassigned|renamed|re(?:booked|scheduled|vised)|revised|postponed)\b",
     re.IGNORECASE,
 )
 
@@ -676,11 +676,32 @@ class Memo:
         or, for a correction that names its slot in words, by that name (``_correct_by_slot``).
         True if an earlier line was let go or cut."""
         said = statement.whole
+        if self._negated(line, said):
+            return True
         if (statement.corrects or self._restates_label(line, said)) and self._correct(
             line, said, cued=statement.corrects
         ):
             return True
         return statement.corrects and not statement.asks and self._correct_by_slot(line, said)
+
+    def _negated(self, line: Line, said: str) -> bool:
+        """A statement that gives a new value and names an earlier one as not it ("it is
+        v2.3.2, not v2.3.1", "#55120, not #55102", "use Y instead of X"): the earlier value,
+        when it is of the new one's kind, is stale wherever the memo holds it. True if a line
+        was let go or cut."""
+        known = self._all_keys()
+        new_kinds = {_kind(a) for a in line.anchors if a.casefold() not in known}
+        denied = [
+            value
+            for value in _denied(said, line.anchors)
+            if value.casefold() in known and _kind(value) in new_kinds
+        ]
+        if not denied:
+            return False
+        for old in [old for old in self.lines if old.keys & {v.casefold() for v in denied}]:
+            stale = [a for a in old.anchors if a.casefold() in {v.casefold() for v in denied}]
+            self._let_go(old, _stale_run(old, stale), line)
+        return True
 
     def _correct_by_slot(self, line: Line, said: str) -> bool:
         """For the user's correction worded apart from the line it corrects but naming the slot that
@@ -737,9 +758,12 @@ class Memo:
         new_values = [a for a in line.anchors if a.casefold() not in known]
         if not new_values:
             return False
-        new_shapes = {shape(value) for value in new_values}
+        new_shapes = {_kind(value) for value in new_values}
         topics = topic_words(line.text, line.anchors)
         label = _label_of(said or line.text, line.anchors, new_values[0])
+        # Said as a correction in so many words (not only "new" or "now"): a shorter name of
+        # the slot ("my number") may name the line's ("my phone number").
+        announced = ANNOUNCED_CORRECTION.search(said or line.text) is not None
         best: tuple[float, Line, list[str]] | None = None
         for position, old in enumerate(self.lines):
             shared = len(topics & topic_words(old.text, old.anchors))
@@ -750,7 +774,8 @@ class Memo:
             shaped = [
                 a
                 for a in fresh
-                if shape(a) in new_shapes and not _other_of_a_kind(label, old.labels[a])
+                if _kind(a) in new_shapes
+                and not _other_of_a_kind(label, old.labels[a], shorter_is_same=announced)
             ]
             if not _telling_shapes(shaped, label, old):
                 shaped = []
@@ -798,7 +823,7 @@ class Memo:
         when several do (which one is meant is not told)."""
         telling = {one for one in new_shapes if len(one) >= 3 and "a" in one}
         holders = [
-            (old, [a for a in old.anchors if shape(a) in telling and a.casefold() not in line.keys])
+            (old, [a for a in old.anchors if _kind(a) in telling and a.casefold() not in line.keys])
             for old in self.lines
         ]
         holders = [(old, stale) for old, stale in holders if stale]
@@ -905,6 +930,49 @@ _PREPOSITIONS = frozenset(
 CUT_OFF = "\x00…"
 
 
+# What names a value as the wrong one: "not" right before it ("it is v2.3.2, not v2.3.1").
+# ("instead of" is left out: "use Y instead of X" denies X, "you charged Y instead of X" not.)
+_DENIAL = re.compile(r"\bnot\s+(?:the\s+|an?\s+)?$", re.IGNORECASE)
+
+
+def _denied(text: str, anchors: tuple[str, ...]) -> list[str]:
+    """The values of ``anchors`` that ``text`` names as the wrong ones (see ``_DENIAL``): the
+    run of values right after the denial, less those the text also says elsewhere (the
+    currency of "CHF 53.00, not CHF 35.00")."""
+    lowered = text.casefold()
+    denied = []
+    for value in anchors:
+        at = lowered.find(value.casefold())
+        while at >= 0:
+            if _DENIAL.search(text[max(0, at - 12) : at]):
+                run = _run_of(text[at:], anchors, value)
+                rest = lowered[:at] + lowered[at + len(run) :]
+                denied += [
+                    a
+                    for a in anchors
+                    if a.casefold() in run.casefold() and a.casefold() not in rest
+                ]
+                break
+            at = lowered.find(value.casefold(), at + 1)
+    return list(dict.fromkeys(denied))
+
+
+def _kind(value: str) -> str:
+    """``value``'s shape, or for an e-mail address, a URL or a file's path the kind it is: two
+    of one kind are two values of one thing however many dots or folders each has
+    ("jane.doe@gmail.com" and "jane@doe.dev", "/etc/app/config.yaml" and
+    "/opt/app/conf/app.yaml")."""
+    value_shape = shape(value)
+    if "@" in value_shape[1:]:
+        return "a@a"
+    if "://" in value_shape:
+        return "a://a"
+    # A file's path: folders and a name with its extension (a branch or "and/or" is no path).
+    if "/" in value_shape and "." in value_shape[value_shape.rfind("/") :]:
+        return "a/a.a"
+    return value_shape
+
+
 def _label_match(one: Sequence[str], other: Sequence[str]) -> int:
     """How many words two labels end with alike."""
     matched = 0
@@ -935,16 +1003,49 @@ def _shares_slot(one: Sequence[str], other: Sequence[str]) -> bool:
     return matched > 0 and one[len(one) - matched] not in _PREPOSITIONS
 
 
-def _other_of_a_kind(one: Sequence[str], other: Sequence[str]) -> bool:
+def _other_of_a_kind(
+    one: Sequence[str], other: Sequence[str], *, shorter_is_same: bool = False
+) -> bool:
     """Whether two labels name two things of one kind: they part inside their last noun
     phrase ("… for the series unit" and "… for the integration unit": what they share holds
     no determiner or preposition; "the RMA number for the headphones return" and "the return
-    authorisation number for the headphones return" part before the matter they share)."""
+    authorisation number for the headphones return" part before the matter they share). With
+    ``shorter_is_same`` (a correction said in so many words), not when one names the other's
+    slot in fewer words ("my number", "my phone number": ``_names_less``)."""
     matched = _label_match(one, other)
     if not matched or matched >= min(len(one), len(other)):
         return False
     shared = set(one[len(one) - matched :])
-    return not (shared & _DETERMINERS or shared & _PREPOSITIONS)
+    if shared & _DETERMINERS or shared & _PREPOSITIONS:
+        return False
+    return not (shorter_is_same and (_names_less(one, other) or _names_less(other, one)))
+
+
+# Words of a label that say the value is new or right, not which slot it fills ("the *new*
+# hotel reference", "my *correct* number").
+_VALUE_STATE_WORDS = frozenset(
+    """new old correct right actual updated current latest previous earlier""".split()  # noqa: SIM905
+)
+
+
+def _names_less(one: Sequence[str], other: Sequence[str]) -> bool:
+    """Whether the last noun phrase of label ``one`` names the slot of ``other``'s in fewer
+    words ("my number" of "my phone number", "the new hotel reference" of "the hotel booking
+    reference"): its content words are all ``other``'s."""
+    phrase = _last_noun_phrase(one)
+    content = {word for word in phrase if word not in _FUNCTION_WORDS | _VALUE_STATE_WORDS}
+    fuller = set(_last_noun_phrase(other))
+    # A possessive among the words it lacks names someone else's ("my partner's number").
+    others = any(word.endswith(("'s", "’s")) for word in fuller - content)  # noqa: RUF001
+    return bool(content) and content < fuller and not others
+
+
+def _last_noun_phrase(label: Sequence[str]) -> list[str]:
+    """The words of ``label`` from its last determiner or preposition on (all of it if none)."""
+    for index in range(len(label) - 1, -1, -1):
+        if label[index] in _DETERMINERS or label[index] in _PREPOSITIONS:
+            return list(label[index + 1 :])
+    return list(label)
 
 
 def _related_label(one: Sequence[str], other: Sequence[str]) -> bool:
@@ -995,7 +1096,16 @@ def _slot_said(text: str, anchors: tuple[str, ...], value: str, spoken: str) -> 
     out by ``_spelled``) says, naming a slot (``_names_a_slot``) and not as the matter it is
     about; () when it says none. The label is read before the value, or after it when the
     value opens the line's statement of it ("Y is the manager")."""
-    before = _without_matter_of_a_value(_spelled(" ".join(_label_of(text, anchors, value))).split())
+    label = _spelled(" ".join(_label_of(text, anchors, value))).split()
+    for before in _slot_readings(label, spoken):
+        said = _slot_said_before(before, spoken)
+        if said:
+            return said
+    return _slot_said_after(text, anchors, value, spoken)
+
+
+def _slot_said_before(before: list[str], spoken: str) -> tuple[str, ...]:
+    """The last words of the label ``before`` that ``spoken`` says as a slot; () if none."""
     tail: list[str] = []
     for word in reversed(before[-LABEL_WORDS:]):
         if not word.isalpha():
@@ -1009,14 +1119,36 @@ def _slot_said(text: str, anchors: tuple[str, ...], value: str, spoken: str) -> 
             continue
         if _said_as_slot(tail[start:], spoken):
             return tuple(tail[start:])
-    return _slot_said_after(text, anchors, value, spoken)
+    return ()
 
 
-def _without_matter_of_a_value(words: list[str]) -> list[str]:
-    """A label's words without a last phrase that names its matter by a value ("the delivery
-    date *for order qx 1182*"): the slot's name is before it."""
-    if not words or words[-1].isalpha():
-        return words
+def _slot_readings(label: list[str], spoken: str) -> list[list[str]]:
+    """Where a label's slot may end: the label, without a last phrase naming its matter by a
+    value ("the delivery date *for order qx 1182*"); then without its last phrase of the matter
+    at all ("the deadline *for the quarterly report*", which a correction may call "the report
+    deadline"), when the correction ``spoken`` says a word of that matter that the slot does
+    not hold (one about "the order number for the blender order" is not about "the order
+    number for the standing desk order")."""
+    first = _without_matter(label) if label and not label[-1].isalpha() else label
+    second = _without_matter(first)
+    matter = set(first[len(second) :]) - set(second) - _FUNCTION_WORDS
+    said = set(spoken.split())
+    # A correction naming a matter of its own ("… for the router return") must name this one.
+    if said & _OWN_MATTER_PREPOSITIONS:
+        names_it = bool(matter) and matter <= said
+    else:
+        names_it = bool(matter & said)
+    return [first, second] if second != first and names_it else [first]
+
+
+# Prepositions with which a correction names its own matter ("to" mostly opens its value:
+# "changed to …").
+_OWN_MATTER_PREPOSITIONS = frozenset(["for", "on", "in", "at"])
+
+
+def _without_matter(words: list[str]) -> list[str]:
+    """``words`` without their last phrase opened by a preposition of the matter, if one
+    opens at most ``MATTER_REACH`` words from the end."""
     for back in range(2, min(MATTER_REACH + 1, len(words)) + 1):
         if words[-back] in _MATTER_PREPOSITIONS:
             return words[:-back]

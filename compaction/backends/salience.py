@@ -39,7 +39,7 @@ CORRECTION = re.compile(
     r"\b(?:actually|correction|corrected|instead|changed|changing|updated?|new|now|no longer|"
     r"rather than|moved|switch(?:ed)?|replaced?|wrong|mistake|typo|scratch that|not .{1,30} but|"
     r"overwrite|disregard|forget (?:the|what|that|about)|ignore (?:the|what|that)|going forward|"
-    r"from now on|reassigned|renamed)\b",
+    r"from now on|reassigned|renamed|re(?:booked|scheduled|vised)|revised|postponed)\b",
     re.IGNORECASE,
 )
 CLOSURE = re.compile(

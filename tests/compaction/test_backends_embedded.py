@@ -272,6 +272,102 @@ def test_a_correction_naming_the_slot_replaces_a_value_written_in_words() -> Non
     assert "… …" not in memo  # the date's words go as one
 
 
+@pytest.mark.parametrize(
+    ("first", "correction", "stale", "kept"),
+    [
+        pytest.param(
+            ["My phone number is +44 7700 900123.", "My partner's number is +44 7700 900999."],
+            "Sorry, my number is actually +44 7700 900456.",
+            "900123",
+            ["900999"],
+            id="a-shorter-name-of-the-slot-not-someone-else-s",
+        ),
+        pytest.param(
+            ["The API endpoint is https://api.example.com/v1/orders."],
+            "Correction: the endpoint is https://api.example.com/v2/orders.",
+            "v1/orders",
+            [],
+            id="a-shorter-name-of-the-slot",
+        ),
+        pytest.param(
+            ["The hotel booking reference is XK92LM.", "The car rental reference is CR5521."],
+            "They rebooked us; the new hotel reference is PQ77RT.",
+            "XK92LM",
+            ["CR5521"],
+            id="new-says-nothing-of-the-slot",
+        ),
+        pytest.param(
+            ["The config file is at /etc/app/config.yaml.", "Logs go to /var/log/app.log."],
+            "Actually the config file lives in /opt/app/conf/app.yaml.",
+            "/etc/app/config.yaml",
+            ["/var/log/app.log"],
+            id="a-path-of-other-depth-is-of-the-same-kind",
+        ),
+        pytest.param(
+            ["My email is jane.doe@gmail.com."],
+            "Please use jane@doe.dev from now on instead of my gmail.",
+            "jane.doe@gmail.com",
+            [],
+            id="an-address-of-other-dots-is-of-the-same-kind",
+        ),
+        pytest.param(
+            ["The deadline for the quarterly report is March 3.", "The audit is on March 20."],
+            "Correction: the report deadline is March 10.",
+            "March 3",
+            ["March 20"],
+            id="the-slot-named-before-its-matter",
+        ),
+        pytest.param(
+            ["The quote said 3 weeks for delivery and EUR 4.200 in total."],
+            "They revised the quote: EUR 3.900 in total, same 3 weeks.",
+            "4.200",
+            [],
+            id="revised",
+        ),
+        pytest.param(
+            ["Order #55102 was for a blue kettle.", "Order #55103 was for a toaster."],
+            "Sorry, the kettle order is #55120, not #55102.",
+            "#55102 was",
+            ["#55103"],
+            id="named-as-not-it",
+        ),
+    ],
+)
+def test_natural_corrections_replace_the_stale_value(first, correction, stale, kept) -> None:
+    memo = _corrected([("user", text) for text in first], correction)
+
+    assert stale not in memo
+    for value in kept:
+        assert value in memo
+
+
+def test_a_correction_of_one_matter_leaves_the_same_slot_of_another() -> None:
+    memo = _corrected(
+        [
+            ("user", "The agent handling it for the monitor return is Søren Kjærgaard."),
+            ("user", "The agent handling it for the headphones return is Fatima Zahra."),
+        ],
+        "Update: the agent handling it for the router return has changed to José Núñez.",
+    )
+
+    assert "Søren Kjærgaard" in memo
+    assert "Fatima Zahra" in memo
+
+
+def test_a_value_said_as_the_wrong_one_goes_but_not_the_words_it_shares() -> None:
+    """"not" names the wrong value; the currency both amounts are in is not denied."""
+    memo = _corrected(
+        [
+            ("user", "The refund for order QX-1182 is CHF 35.00."),
+            ("user", "Shipping to Basel costs CHF 9.90."),
+        ],
+        "Sorry, the refund for order QX-1182 is CHF 53.00, not CHF 35.00.",
+    )
+
+    assert "CHF 9.90" in memo
+    assert "is CHF 35.00." not in memo
+
+
 def test_words_opening_the_value_are_not_part_of_its_label() -> None:
     memo = _corrected(
         [("user", "The script we run for the backup cron is bash scripts/backup_full.sh.")],
