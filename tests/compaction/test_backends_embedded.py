@@ -355,7 +355,7 @@ def test_a_correction_of_one_matter_leaves_the_same_slot_of_another() -> None:
 
 
 def test_a_value_said_as_the_wrong_one_goes_but_not_the_words_it_shares() -> None:
-    """"not" names the wrong value; the currency both amounts are in is not denied."""
+    """ "not" names the wrong value; the currency both amounts are in is not denied."""
     memo = _corrected(
         [
             ("user", "The refund for order QX-1182 is CHF 35.00."),

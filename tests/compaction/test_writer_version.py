@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # writes``, give the writer a new ``PROMPT_VERSION`` and add its digest here (keep the old
 # ones: they name what memos already stored were written by).
 WRITTEN_BY = {
-    "extractive-memo/2": "9e5440b01274d2b73cbc4325a781043f921fb398bc706bcde70a780e129328a4",
+    "extractive-memo/2": "702c20e4799226e156b38668c01f92d29827922f43bd87f74e36126a7a4fefb2",
 }
 
 
@@ -88,11 +88,13 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         "o",
         ("user", "The delivery date for order QX-1182 is 12 March 2027."),
         ("user", "The invoice date for order QX-1182 is 3 April 2027, EUR 1 240,50."),
+        ("user", "My phone number is +44 7700 900123; my partner's is +44 7700 900999."),
     )
     order_later = _sources(
         "p",
         ("user", "Correction: the delivery date is actually 20 March 2027."),
         ("assistant", "Thanks, I have noted 20 March 2027 for QX-1182."),
+        ("user", "Sorry, my number is actually +44 7700 900456, not +44 7700 900123."),
     )
     return [
         (coding, coding_later, 512),
