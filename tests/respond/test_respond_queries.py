@@ -66,6 +66,9 @@ def test_the_busy_check_goes_ahead_of_the_read_and_the_run_after_its_record(acme
     assert '"respond_respondrun"' in sent[read - 1], sent
     assert sent[read - 1].lstrip().startswith("SELECT 1"), sent
     record = next(i for i, sql in enumerate(sent) if '"compaction_assemblyrecord"' in sql)
+    if connection.vendor == "sqlite":  # the record's audit event is a statement of its own
+        assert sent[record + 1].startswith('INSERT INTO "auditlog_auditevent"'), sent
+        record += 1
     assert sent[record + 1].startswith('INSERT INTO "respond_respondrun"'), sent
     run = RespondRun.objects.select_related("assembly", "user_message").get(idempotency__key="k1")
     assert run.assembly.leaf_id == run.user_message.pk
