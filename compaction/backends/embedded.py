@@ -689,13 +689,12 @@ class Memo:
         v2.3.2, not v2.3.1", "#55120, not #55102", "use Y instead of X"): the earlier value,
         when it is of the new one's kind, is stale wherever the memo holds it. True if a line
         was let go or cut."""
+        denied = _denied(said, line.anchors)
+        if not denied:  # the text search first: most statements deny nothing
+            return False
         known = self._all_keys()
         new_kinds = {_kind(a) for a in line.anchors if a.casefold() not in known}
-        denied = [
-            value
-            for value in _denied(said, line.anchors)
-            if value.casefold() in known and _kind(value) in new_kinds
-        ]
+        denied = [v for v in denied if v.casefold() in known and _kind(v) in new_kinds]
         if not denied:
             return False
         for old in [old for old in self.lines if old.keys & {v.casefold() for v in denied}]:

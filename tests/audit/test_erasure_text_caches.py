@@ -6,20 +6,16 @@ elsewhere cannot reach forget the text too — tested in real child processes, f
 gunicorn and Celery's prefork pool fork theirs.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 from compaction import services as compaction_services
 from compaction.backends import text_caches
 from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context
 from tests.conftest import make_thread
+from tests.support.processes import child_prints
 
 SMALL = {"window_tokens": 900, "reserve_tokens": 100}
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_an_erasure_drops_the_caches_of_its_process_when_it_commits(
@@ -72,23 +68,8 @@ CHILD = textwrap.dedent(
 )
 
 
-def _child_prints(script: str, **environment: str) -> str:
-    """What a new Python process running ``script`` with the project's settings prints."""
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "convmem.settings", **environment}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 def test_every_process_forgets_its_entries_on_its_own_timer():
-    assert _child_prints(CHILD, CONVMEM_TEXT_CACHE_SECONDS="0.3") == "forgotten"
+    assert child_prints(CHILD, CONVMEM_TEXT_CACHE_SECONDS="0.3") == "forgotten"
 
 
 HELD_AT_FORK = textwrap.dedent(
@@ -114,4 +95,4 @@ HELD_AT_FORK = textwrap.dedent(
 
 
 def test_a_lock_held_at_a_fork_is_not_held_in_the_child():
-    assert _child_prints(HELD_AT_FORK) == "free"
+    assert child_prints(HELD_AT_FORK) == "free"

@@ -12,15 +12,10 @@ workers).
 """
 
 import hashlib
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from compaction.backends.base import MemoSource
 from compaction.backends.embedded import PROMPT_VERSION, EmbeddedBackend
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.processes import child_prints
 
 # What the writer of each version writes on ``_conversations()``: the sha256 of the memos,
 # joined. When a change to the writer's rules fails ``test_the_version_names_what_the_writer_
@@ -39,7 +34,8 @@ def _sources(prefix: str, *turns: tuple[str, str]) -> list[MemoSource]:
 
 
 def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
-    """(first segment, the segment rolled onto its memo, memo size) for each conversation."""
+    """(first segment, the segment rolled onto its memo, memo size) for each conversation.
+    Written out here, not shared with the writer's other tests: the digests pin these words."""
     coding = _sources(
         "c",
         ("user", "The test suite fails since this morning; the repo is at ~/src/billing-svc."),
@@ -136,18 +132,9 @@ def test_what_the_writer_writes_does_not_depend_on_the_process() -> None:
     """Two processes with other string-hash salts write the same memos as this one."""
     here = written()
     script = (
-        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'convmem.settings');"
-        "django.setup(); import sys; from tests.compaction.test_writer_version import written;"
-        "sys.stdout.write(written())"
+        "import django; django.setup(); import sys;"
+        "from tests.compaction.test_writer_version import written; sys.stdout.write(written())"
     )
     for seed in ("1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            check=True,
-            text=True,
-        ).stdout
-        assert out == here
+        out = child_prints(script, PYTHONHASHSEED=seed)
+        assert out == here.strip()
