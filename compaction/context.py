@@ -12,7 +12,8 @@
    task statement, found without walking the path in the common case); which of the request's
    texts are stored already;
 3. ``curator.curate`` lays out the plan (pure); a shown message the read brought no content
-   for (beyond the budget's rows, when bulky tool results are elided) is read then;
+   for (beyond the budget's rows, when bulky tool results are elided) is read then; the memo
+   shown leaves out the lines that user turns shown after it correct (``_superseded_lines``);
 4. ``rendering.render`` builds OpenAI Chat Completions messages from the record items — the
    same function a replay calls — and, if the plan asks for a memo, none is pending on this
    path and the thread's last memo failure is not still backing off, the pending summary is
@@ -41,6 +42,10 @@ from django.utils import timezone
 
 from auditlog.events import Actor, audit_event_build
 from compaction import item_runs, record_form, selectors, snapshots
+from compaction.backends.base import MemoSource
+from compaction.backends.embedded import lines_superseded
+from compaction.backends.salience import gives_correction
+from compaction.backends.text_caches import text_cache
 from compaction.curator import Budget, BudgetTooSmall, Memo, Plan, Prefix, Turn, curate
 from compaction.models import (
     AssemblyRecord,
@@ -58,6 +63,8 @@ from compaction.rendering import (
     MessagePayload,
     canonical_json,
     elided_tool_result,
+    memo_content,
+    memo_text_shown,
     render,
     retrieved_content,
     sha256_hex,
@@ -404,6 +411,7 @@ def _items(
     memo: selectors.StretchSummary | None,
     retrieved: list[_Piece],
     recalled: list[Recalled],
+    encoding: str,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The record items in render order (see ``compaction.rendering``) and their payloads,
     keyed by ``item_payload_key``. Loads the contents of the messages shown, and only those."""
@@ -430,16 +438,19 @@ def _items(
         items.append({"kind": "system", "hash": prompt.digest, "tokens": prompt.tokens})
         payloads[prompt.digest] = prompt.text
     if memo:
-        items.append(
-            {
-                "kind": "summary",
-                "id": memo.public_id,
-                "first_id": memo.first_public_id,
-                "last_id": memo.last_public_id,
-                "tokens": memo.token_count,
-                "header": MEMO_HEADER_VERSION,
-            }
-        )
+        item = {
+            "kind": "summary",
+            "id": memo.public_id,
+            "first_id": memo.first_public_id,
+            "last_id": memo.last_public_id,
+            "tokens": memo.token_count,
+            "header": MEMO_HEADER_VERSION,
+        }
+        superseded = _superseded_lines(memo, plan, read, payloads_by_pk)
+        if superseded:
+            tokens = _shown_memo_tokens(memo.text, superseded, encoding)
+            item |= {"tokens": tokens, "superseded_lines": list(superseded)}
+        items.append(item)
         payloads[memo.public_id] = memo.text
     for message_id in plan.anchor:
         message(message_id, anchor=True)
@@ -469,6 +480,37 @@ def _items(
     for message_id in plan.current:
         message(message_id)
     return items, payloads
+
+
+def _superseded_lines(
+    memo: selectors.StretchSummary,
+    plan: Plan,
+    read: _Read,
+    payloads: dict[int, MessagePayload],
+) -> tuple[int, ...]:
+    """The memo's lines that a user turn shown after it corrects ("my number is actually …").
+
+    A memo is written ahead of need and shown for a whole block (the stable prefix), so a
+    correction said during the block would stand beside the memo's stale line until the next
+    memo: the input would hold both values. The writer's rules
+    (``compaction.backends.embedded.lines_superseded``) name the lines that go, and the record
+    keeps their indices, so a replay leaves out the same lines. Only turns with a correction's
+    words are read (``gives_correction``, remembered per text): most turns have none, and then
+    the memo is shown whole, as before. The prefix changes once, at the correcting turn."""
+    later = [
+        MemoSource(id=read.rows[pk].public_id, role="user", content=payloads[pk].content)
+        for pk in plan.recent
+        if read.rows[pk].role == Role.USER and gives_correction(payloads[pk].content or "")
+    ]
+    if not later or not memo.text:
+        return ()
+    return lines_superseded(memo=memo.text, later=later)
+
+
+# The memo and the lines it leaves out stay the same turn after turn within a block.
+@text_cache(1024)
+def _shown_memo_tokens(text: str, superseded: tuple[int, ...], encoding: str) -> int:
+    return count_tokens(memo_content(text=memo_text_shown(text, superseded)), encoding)
 
 
 def _stable_prefix(
@@ -530,6 +572,22 @@ def _budget_fields(
     return {"budget": stored, "budget_from_id": None}
 
 
+def _tokens_shown(
+    plan: Plan,
+    items: list[dict[str, Any]],
+    memo: selectors.StretchSummary | None,
+    room: int,
+) -> dict[str, int]:
+    """The plan's token counts, with the memo's as shown (less its superseded lines: the
+    curator laid the input out with the whole memo, so it only gets smaller)."""
+    tokens = asdict(plan.tokens)
+    shown = next((item for item in items if item["kind"] == "summary"), None)
+    if memo and shown and "superseded_lines" in shown:
+        saved = memo.token_count - shown["tokens"]
+        tokens |= {"memo": tokens["memo"] - saved, "total": tokens["total"] - saved}
+    return {**tokens, "free": room - tokens["total"]}
+
+
 def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, Any]:
     return {
         "summary_id": summary.public_id,
@@ -538,6 +596,16 @@ def _memo_section(summary: selectors.StretchSummary, status: str) -> dict[str, A
         "status": status,
         "chain_depth": summary.chain_depth,
     }
+
+
+def _shown_memo_section(
+    memo: selectors.StretchSummary, items: list[dict[str, Any]]
+) -> dict[str, Any]:
+    section = _memo_section(memo, "ready")
+    item = next(item for item in items if item["kind"] == "summary")
+    if "superseded_lines" in item:
+        section["superseded_lines"] = item["superseded_lines"]
+    return section
 
 
 def _backing_off(thread: Thread) -> selectors.FailedMemo | None:
@@ -711,12 +779,12 @@ def _assemble(
     plan = _plan(read, ready, budget, profile, recalled, previous, thread.memo_lead_messages)
 
     memo = next((s for s in ready if plan.memo and s.id == plan.memo.id), None)
-    record_items, payloads = _items(plan, read, prompt, memo, items, recalled)
+    record_items, payloads = _items(plan, read, prompt, memo, items, recalled, profile.encoding)
     messages = render(record_items, payloads)
     prefix = _stable_prefix(
         plan, read, memo, record_items, messages, len(items) + len(plan.recalled)
     )
-    tokens = {**asdict(plan.tokens), "free": window - reserve - plan.tokens.total}
+    tokens = _tokens_shown(plan, record_items, memo, window - reserve)
     pending_memo = pending[-1] if pending else None
     failed = _backing_off(thread) if plan.request and pending_memo is None else None
 
@@ -781,7 +849,7 @@ def _assemble(
     candidates_by_id = {candidate.turn.id: candidate.public_id for candidate in recalled}
     sections = {
         "system": {"hash": prompt.digest, "tokens": prompt.tokens} if prompt else None,
-        "memo": _memo_section(memo, "ready") if memo else pending_section,
+        "memo": _shown_memo_section(memo, record_items) if memo else pending_section,
         "anchor": [read.rows[i].public_id for i in plan.anchor],
         "recalled": [candidates_by_id[i] for i in plan.recalled],
         "retrieved": [piece.ref for piece in items],

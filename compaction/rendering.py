@@ -7,7 +7,7 @@ recorded input from the assembly record's ``items`` plus the payloads they name,
 
 1. the system prompt (a ``system`` message), if any;
 2. the memo, as a ``system`` message: ``MEMO_HEADER`` (no ids: older records named the range), then
-   its text;
+   its text, less the lines that turns shown after it correct (``superseded_lines``);
 3. the anchor (the task statement: the conversation's first user turn), verbatim;
 4. each recalled message (an older turn matching the current one, found by the search index),
    oldest first, as a ``system`` message ``RECALLED_HEADER`` (its role and id) + its text;
@@ -24,7 +24,7 @@ Record items (``AssemblyRecord.items``), one per message, in that order::
 
     {"kind": "system", "hash": sha256, "tokens": n}
     {"kind": "summary", "id": "sum_…", "first_id": "msg_…", "last_id": "msg_…", "tokens": n,
-     "header": 2}
+     "header": 2, "superseded_lines": [3, 7]}  # the last key only when lines are left out
     {"kind": "message", "id": "msg_…", "role": "user", "tokens": n, "anchor": true}  # anchor
     {"kind": "recalled", "id": "msg_…", "role": "user", "tokens": n}
     {"kind": "retrieved", "ref": "…", "hash": sha256, "tokens": n}
@@ -90,7 +90,17 @@ def memo_content(*, text: str) -> str:
     return MEMO_HEADER + text
 
 
+def memo_text_shown(text: str, superseded_lines: Sequence[int] = ()) -> str:
+    """The memo's text as an input shows it: without the lines that turns shown after it
+    correct (their indices in ``text.split("\\n")``; see ``compaction.context``)."""
+    if not superseded_lines:
+        return text
+    left_out = set(superseded_lines)
+    return "\n".join(line for index, line in enumerate(text.split("\n")) if index not in left_out)
+
+
 def _recorded_memo_content(item: Mapping[str, Any], text: str) -> str:
+    text = memo_text_shown(text, item.get("superseded_lines", ()))
     if item.get("header") == MEMO_HEADER_VERSION:
         return memo_content(text=text)
     return MEMO_HEADER_V1.format(first=item["first_id"], last=item["last_id"]) + text

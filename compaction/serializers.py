@@ -113,6 +113,12 @@ class MemoSectionSerializer(serializers.Serializer):
         help_text="`ready`: the memo is in `messages`. `pending`: being written, not shown yet.",
     )
     chain_depth = serializers.IntegerField()
+    superseded_lines = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Only when some are: the memo's lines (indices in its text split at line "
+        "breaks) left out of `messages` because a user turn shown after the memo corrects them.",
+    )
 
 
 class SectionsSerializer(serializers.Serializer):

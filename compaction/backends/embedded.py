@@ -248,6 +248,52 @@ class EmbeddedBackend:
         return fit_memo(folded.lines, count_tokens(memo) + len(folded.lines) + 1)
 
 
+def lines_superseded(*, memo: str, later: Sequence[MemoSource]) -> tuple[int, ...]:
+    """The indices (in ``memo.split("\\n")``) of the memo's lines that ``later`` messages
+    correct, by the rules ``drop_superseded`` applies: the lines it would let go or cut. The
+    context uses it for a memo shown beside newer turns (``compaction.context``): a line is
+    left out whole, so the record can name it by its index and a replay leaves out the same
+    line whatever rules a later writer has. Text that is not a line of this writer's is never
+    named. Only statements that say they correct (or follow a sentence announcing it) are read:
+    unlike a memo write, which folds every statement in, a line is taken out of an input already
+    sent, and a statement that only restates a label is weaker evidence. Each message is read
+    against the whole memo (not against what the messages before it left), so a message is read
+    once per memo however many turns show it."""
+    named: set[int] = set()
+    for message in later:
+        named.update(_superseded_by(memo, message.role, message.content))
+    return tuple(sorted(named))
+
+
+# Asked at every turn for each correcting turn shown after the memo (the same memo and
+# message, turn after turn, in each web process): remembered, as are the memo's lines.
+@text_cache(4096)
+def _superseded_by(memo: str, role: str, content: str) -> tuple[int, ...]:
+    parsed = _memo_lines(memo)
+    folded = Memo([line for _, line in parsed])
+    for statement in cued_statements(role, _MARKER.sub(" ", content)):
+        if statement.corrects:  # it says so (or follows a sentence that announces it)
+            folded.supersede(statement)
+    standing = {id(line) for line in folded.lines}  # a line let go or cut is another object
+    return tuple(index for index, line in parsed if id(line) not in standing)
+
+
+def _memo_lines(memo: str) -> tuple[tuple[int, Line], ...]:
+    """The memo's lines of this writer's form, with their indices in ``memo.split("\\n")``."""
+    lines = ((index, _memo_line(raw.strip())) for index, raw in enumerate(memo.split("\n")))
+    return tuple((index, line) for index, line in lines if line is not None)
+
+
+# A memo rolls onto the next with most of its lines unchanged: each line is read once, and the
+# labels its ``Line`` works out (at each correction read against it) are kept with it.
+@text_cache(8192)
+def _memo_line(raw: str) -> Line | None:
+    match = _LINE.match(raw)
+    if match is None:
+        return None
+    return Line(match.group(1) or "user", match.group(2), tuple(_anchors_of(match.group(2))))
+
+
 # A line of a tool's output that reports a failure: kept whether or not the conversation
 # names it (what failed, and how, is what the next turns work on).
 FAILURE = re.compile(r"\w(?:Error|Exception)\b|\b(?:FAILED|FAIL|ERROR|FATAL|Traceback|panic)\b")

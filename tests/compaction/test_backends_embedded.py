@@ -14,6 +14,7 @@ from compaction.backends.embedded import (
     EmbeddedBackend,
     Memo,
     cued_statements,
+    lines_superseded,
 )
 from compaction.backends.salience import anchors
 from convmem.tokens import count_tokens
@@ -481,6 +482,23 @@ def test_reading_ahead_lets_go_of_what_a_later_message_corrects_without_adding_i
     assert EmbeddedBackend().drop_superseded(memo=memo, later=_sources(("user", "Thanks!"))) == (
         memo
     )
+
+
+def test_the_lines_a_later_message_corrects_are_named_by_their_index() -> None:
+    memo = _memo(
+        _sources(
+            ("user", "The locker number for the gym membership is L-0412."),
+            ("user", "My swimming coach is Ingrid Solberg."),
+        )
+    )
+    lines = memo.split("\n")
+    later = _sources(("user", "Correction: the locker number for the gym membership is L-0977."))
+
+    named = lines_superseded(memo=memo, later=later)
+
+    assert [lines[index] for index in named] == [next(x for x in lines if "L-0412" in x)]
+    assert lines_superseded(memo=memo, later=_sources(("user", "Thanks!"))) == ()
+    assert lines_superseded(memo="A memo in prose: locker L-0412.", later=later) == ()
 
 
 def test_a_full_memo_tightens_its_lines_before_letting_any_go() -> None:

@@ -173,6 +173,8 @@ class MemoSection(Resource):
     last_id: str
     status: str
     chain_depth: int
+    # Only when the input left out memo lines that a later turn corrects.
+    superseded_lines: list[int] | None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -715,6 +715,8 @@ export interface components {
              */
             status: components["schemas"]["MemoSectionStatusEnum"];
             chain_depth: number;
+            /** @description Only when some are: the memo's lines (indices in its text split at line breaks) left out of `messages` because a user turn shown after the memo corrects them. */
+            superseded_lines?: number[];
         };
         /**
          * @description * `ready` - ready
