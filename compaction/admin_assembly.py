@@ -3,7 +3,7 @@ what they name now, the budget bar, what the curator decided besides (dropped, e
 it asked for), and (``?replay=1``) a replay of the record checked against its hash.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 
 from auditlog.events import thread_view_record
 from compaction.models import AssemblyRecord, Summary
+from compaction.rendering import memo_text_shown
 from compaction.replay import assembly_replay
 from compaction.selectors import (
     assembly_blobs,
@@ -74,6 +75,8 @@ class ItemView:
     message: Message | None = None
     summary: Summary | None = None
     turn: admin_display.Turn | None = None
+    # A memo's lines the input left out (a turn shown after the memo corrects them).
+    left_out: list[str] = field(default_factory=list)
 
 
 def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
@@ -100,7 +103,10 @@ def _item_views(assembly: AssemblyRecord) -> list[ItemView]:
             view.tokens = view.tokens if view.tokens is not None else view.message.token_count
         elif item.get("kind") == "summary" and item["id"] in summaries:
             view.summary = summaries[item["id"]]
-            view.content = view.summary.text
+            superseded = item.get("superseded_lines", [])
+            view.content = memo_text_shown(view.summary.text, superseded)
+            lines = view.summary.text.split("\n")
+            view.left_out = [lines[index] for index in superseded if index < len(lines)]
             view.tokens = view.tokens if view.tokens is not None else view.summary.token_count
         elif item.get("hash") in blobs:
             view.content = blobs[item["hash"]].text

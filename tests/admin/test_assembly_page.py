@@ -121,3 +121,23 @@ def test_the_list_counts_recent_inputs_that_lost_the_middle(support: Client, acm
     lost = response.context["lost_middle"]
     assert (lost.lost, lost.inputs) == (1, 2)
     assert "1 of the newest 2" in response.content.decode()
+
+
+def test_a_memo_shown_without_its_corrected_lines_says_which(support: Client, memo_thread):
+    record = memo_thread.assembly
+    lines = memo_thread.summary.text.split("\n")
+    left_out = lines[1]
+    items = [
+        {**item, "superseded_lines": [1]} if item["kind"] == "summary" else item
+        for item in record.items
+    ]
+    type(record).objects.filter(pk=record.pk).update(items=items)
+
+    response = support.get(assembly_url(memo_thread))
+
+    (memo,) = [v for v in response.context["items"] if v.item["kind"] == "summary"]
+    assert memo.left_out == [left_out]
+    assert left_out not in memo.content
+    assert "1 line of the memo left out: a turn shown after the memo corrects it" in (
+        response.content.decode()
+    )
