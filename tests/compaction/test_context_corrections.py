@@ -24,7 +24,8 @@ def say(thread, role: str, content: str) -> None:
 
 def memo_message(context: dict) -> str:
     memo = context["messages"][0]
-    assert memo["role"] == "system" and memo["content"].startswith(MEMO_HEADER)
+    assert memo["role"] == "system"
+    assert memo["content"].startswith(MEMO_HEADER)
     return memo["content"]
 
 
