@@ -1,8 +1,5 @@
 """Memos written by a real Celery worker process (embedded summarizer), never on the request."""
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -13,7 +10,8 @@ from compaction import services as compaction_services
 from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context, wait_for
 from tests.conftest import make_thread
-from tests.support.worker import ROOT, worker_database_url
+from tests.support.processes import run_child
+from tests.support.worker import worker_database_url
 from threads.models import Message
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -87,20 +85,12 @@ def test_a_broker_outage_does_not_fail_the_request_and_the_dispatcher_recovers(a
     thread = make_thread(acme.tenant)
     grow(thread, 30)
     env = {
-        **os.environ,
         "DATABASE_URL": worker_database_url(),
         "CONVMEM_KEYS_DATABASE_URL": worker_database_url("keys"),
         "REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens there: the broker is down
     }
 
-    result = subprocess.run(
-        [sys.executable, "-c", _ASSEMBLE.format(thread_id=thread.public_id)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_child(_ASSEMBLE.format(thread_id=thread.public_id), env)
 
     assert result.returncode == 0, result.stderr
     status, summary_id = result.stdout.split()

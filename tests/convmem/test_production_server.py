@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.faults.processes import ROOT, WebServer, run_python
+from tests.faults.processes import ROOT, WebServer
+from tests.support.processes import DJANGO_SETUP, child_prints
 from tests.support.worker import worker_database_url
 
 HTTPS = {"X-Forwarded-Proto": "https"}
@@ -90,9 +91,9 @@ def test_the_api_docs_load_everything_from_this_server(server, docs):
 
 def test_x_forwarded_proto_is_trusted_only_when_configured(server, static_root):
     plain = requests.get(f"{server.url}/admin/login/", allow_redirects=False, timeout=10)
-    untrusted = run_python(
-        "from django.conf import settings; print(settings.SECURE_PROXY_SSL_HEADER)",
-        production_env(static_root),
+    untrusted = child_prints(
+        DJANGO_SETUP + "from django.conf import settings; print(settings.SECURE_PROXY_SSL_HEADER)",
+        **production_env(static_root),
     )
 
     # Plain HTTP without the proxy's header is sent to HTTPS (SECURE_SSL_REDIRECT).

@@ -198,18 +198,3 @@ class DevServer(WebServer):
 def figure(name: str, **values: object) -> None:
     """Print a measured figure of a fault check (shown by `pytest -rP`; never asserted)."""
     print(f"FIGURE {name}: " + ", ".join(f"{key}={value}" for key, value in values.items()))
-
-
-def run_python(code: str, env: Mapping[str, str]) -> str:
-    """Run ``code`` with Django set up, in a fresh process with ``env``; return its stdout."""
-    result = subprocess.run(
-        [sys.executable, "-c", f"import django\ndjango.setup()\n{code}"],
-        cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "convmem.settings", **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr[-4000:])
-    return result.stdout

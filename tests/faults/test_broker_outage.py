@@ -18,7 +18,8 @@ from auditlog.models import AuditEvent
 from compaction.models import Summary
 from tests.compaction.helpers import grow, wait_for
 from tests.conftest import TenantKit, make_thread
-from tests.faults.processes import RedisServer, WebServer, figure, run_python
+from tests.faults.processes import RedisServer, WebServer, figure
+from tests.support.processes import DJANGO_SETUP, child_prints
 from tests.support.worker import start_worker, worker_database_url
 from threads.models import Message, Thread
 
@@ -77,7 +78,7 @@ def dispatch(env: dict[str, str]) -> int:
         "from compaction.services import summaries_dispatch_pending\n"
         "print(summaries_dispatch_pending())"
     )
-    return int(run_python(code, env).split()[-1])
+    return int(child_prints(DJANGO_SETUP + code, **env).split()[-1])
 
 
 def scored_or_superseded(summary: Summary) -> bool:
