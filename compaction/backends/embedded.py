@@ -68,6 +68,7 @@ from compaction.backends.salience import (
     Statement,
     anchors,
     form,
+    says,
     shape,
     skeleton,
     statements,
@@ -400,7 +401,7 @@ def _cued_statements(role: str, text: str) -> tuple[Statement, ...]:
         found = _without_log_stamps(found)
     for index in range(1, len(found)):
         cue = found[index - 1]
-        if ANNOUNCED_CORRECTION.search(cue.text) and not cue.asks:
+        if says(ANNOUNCED_CORRECTION, cue.text) and not cue.asks:
             statement = found[index]
             found[index] = Statement(
                 statement.role, statement.text, statement.anchors, f"{cue.text} {statement.whole}"
@@ -808,7 +809,7 @@ class Memo:
         label = _label_of(said or line.text, line.anchors, new_values[0])
         # Said as a correction in so many words (not only "new" or "now"): a shorter name of
         # the slot ("my number") may name the line's ("my phone number").
-        announced = ANNOUNCED_CORRECTION.search(said or line.text) is not None
+        announced = says(ANNOUNCED_CORRECTION, said or line.text)
         best: tuple[float, Line, list[str]] | None = None
         for position, old in enumerate(self.lines):
             shared = len(topics & topic_words(old.text, old.anchors))

@@ -42,6 +42,16 @@ CORRECTION = re.compile(
     r"from now on|reassigned|renamed|re(?:booked|scheduled|vised)|revised|postponed)\b",
     re.IGNORECASE,
 )
+# "wrong" where nothing said earlier is taken back: negated ("none of them is wrong", "nothing
+# is wrong with it"), what went wrong, or what was delivered ("it arrived with the wrong colour",
+# "they sent me the wrong size"): a complaint or a reassurance, not a correction.
+_WRONG_TAKES_NOTHING_BACK = re.compile(
+    r"(?:\b(?:none|nothing|not|never)|n't)\W+(?:\w+\W+){0,3}?wrong\b"
+    r"|\b(?:went|go|goes|gone|going)\s+wrong\b"
+    r"|\b(?:arrived|came|received|delivered|shipped|sent (?:me|us)|packed)\W+"
+    r"(?:\w+\W+){0,3}?wrong\b",
+    re.IGNORECASE,
+)
 CLOSURE = re.compile(
     r"\b(?:resolved|closed?|closing|fixed|cancel+ed|completed?|solved|settled|all set|finished|"
     r"done with|wrapped up|no longer need(?:ed)?|not needed any more|taken care of|sorted)\b",
@@ -112,7 +122,7 @@ class Statement:
 
     @property
     def corrects(self) -> bool:
-        return CORRECTION.search(self.whole) is not None
+        return says(CORRECTION, self.whole)
 
     @property
     def closes(self) -> bool:
@@ -124,6 +134,16 @@ class Statement:
     @property
     def prefers(self) -> bool:
         return PREFERENCE.search(self.whole) is not None
+
+
+def says(words: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` has one of ``words`` (a correction's), not counting a "wrong" that takes
+    nothing back (``_WRONG_TAKES_NOTHING_BACK``)."""
+    if words.search(text) is None:
+        return False
+    if "wrong" not in text.casefold():
+        return True
+    return words.search(_WRONG_TAKES_NOTHING_BACK.sub(" ", text)) is not None
 
 
 def statements(role: str, text: str) -> Iterator[Statement]:
@@ -141,7 +161,7 @@ def gives_correction(text: str) -> bool:
     if not _has_correction_words(text):
         return False
     return any(
-        CORRECTION.search(piece) and not piece.endswith(("?", "？")) and _anchors(piece)  # noqa: RUF001
+        says(CORRECTION, piece) and not piece.endswith(("?", "？")) and _anchors(piece)  # noqa: RUF001
         for piece in _sentences(text)
     )
 
@@ -150,7 +170,7 @@ def _has_correction_words(text: str) -> bool:
     """Whether any statement of ``text`` could have a correction's words: each statement is a
     span of ``text`` with its blanks collapsed, so one regex search over the whole answers a
     no for all of them (the usual answer) without splitting ``text`` into statements."""
-    return CORRECTION.search(" ".join(text.split())) is not None
+    return says(CORRECTION, " ".join(text.split()))
 
 
 def _sentences(text: str) -> Iterator[str]:

@@ -227,6 +227,37 @@ def test_a_correction_announced_in_the_sentence_before_is_read_as_one() -> None:
     assert "4417#" not in memo
 
 
+@pytest.mark.parametrize(
+    ("earlier", "later", "kept"),
+    [
+        (
+            "The invoice for the garden shed is LMB-20931.",
+            "The shed arrived with the wrong roof panels. "
+            "The invoice for the replacement panels is LMB-20977.",
+            "LMB-20931",
+        ),
+        (
+            "The gym locker code is 4417#.",
+            "They sent me the wrong size. The locker code for the returns desk is 9902#.",
+            "4417#",
+        ),
+        (
+            "The gate code for the allotment is 4417#.",
+            "There are a few ways to do this and none of them is wrong. "
+            "The entry code for the allotment is 9902#.",
+            "4417#",
+        ),
+    ],
+    ids=["arrived wrong", "sent the wrong", "none is wrong"],
+)
+def test_a_wrong_that_takes_nothing_back_announces_no_correction(earlier, later, kept) -> None:
+    """A complaint about what was delivered, or a reassurance, is not "I gave you the wrong
+    one": the statement after it is a value of its own, not the correction of a line."""
+    memo = _corrected([("user", earlier)], later)
+
+    assert kept in memo
+
+
 def test_a_value_of_another_matter_in_the_same_shape_is_not_taken_for_a_correction() -> None:
     memo = _memo(
         _sources(

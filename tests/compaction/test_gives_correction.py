@@ -16,6 +16,9 @@ TEXTS = [
     "It is not\nthe 12th but the 14th.",
     "The new padlock fits. It arrived on 3 May.",
     "Nothing changed here at all.",
+    "The lamp arrived with the wrong shade, order ORD-30011.",
+    "None of them is wrong; the code is 9034-PL.",
+    "No, that's wrong: the code is 9034-PL.",
     "> Correction: ticket 88213, not 88123",
     "",
 ]
@@ -29,3 +32,23 @@ def said_by_statements(text: str) -> bool:
 @pytest.mark.parametrize("text", TEXTS)
 def test_gives_correction_answers_as_the_statements_do(text):
     assert gives_correction(text) == said_by_statements(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "corrects"),
+    [
+        ("Sorry, I gave you the wrong one earlier: it is ORD-30011.", True),
+        ("No, that's wrong: the code is 9034-PL.", True),
+        ("I was wrong about the gate code, it is 9034-PL.", True),
+        ("The lamp arrived with the wrong shade, order ORD-30011.", False),
+        ("They sent me the wrong size for ORD-30011.", False),
+        ("None of them is wrong; the code is 9034-PL.", False),
+        ("Let's find what went wrong with build 4.2.1.", False),
+        ("Nothing is wrong with ORD-30011, and the new code is 9034-PL.", True),
+    ],
+)
+def test_a_wrong_counts_as_a_correction_only_when_it_takes_something_back(text, corrects):
+    (statement,) = statements("user", text)
+
+    assert statement.corrects is corrects
+    assert gives_correction(text) is corrects
