@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -209,7 +210,7 @@ class EmbeddedBackend:
         docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
         written."""
         memo = Memo(parse_memo(previous_memo or ""))
-        by_message = [cued_statements(m.role, _MARKER.sub(" ", m.content)) for m in messages]
+        by_message = [_statements_of(message) for message in messages]
         counts = _repeat_counts(memo.lines, by_message)
         repeated = {key for key, count in counts.items() if count >= REPEATS}
         often = {key for key, count in counts.items() if count > REPEATS}
@@ -242,7 +243,7 @@ class EmbeddedBackend:
         folded = Memo(parse_memo(memo))
         before = [line.render() for line in folded.lines]
         for message in later:
-            for statement in cued_statements(message.role, _MARKER.sub(" ", message.content)):
+            for statement in _statements_of(message):
                 folded.supersede(statement)
         if [line.render() for line in folded.lines] == before:
             return memo
@@ -262,21 +263,29 @@ def lines_superseded(*, memo: str, later: Sequence[MemoSource]) -> tuple[int, ..
     once per memo however many turns show it."""
     named: set[int] = set()
     for message in later:
-        named.update(_superseded_by(memo, message.role, message.content))
+        named.update(_superseded_by(memo, message))
     return tuple(sorted(named))
 
 
 # Asked at every turn for each correcting turn shown after the memo (the same memo and
 # message, turn after turn, in each web process): remembered, as are the memo's lines.
 @text_cache(4096)
-def _superseded_by(memo: str, role: str, content: str) -> tuple[int, ...]:
+def _superseded_by(memo: str, message: MemoSource) -> tuple[int, ...]:
     parsed = _memo_lines(memo)
     folded = Memo([line for _, line in parsed])
-    for statement in cued_statements(role, _MARKER.sub(" ", content)):
+    for statement in _statements_of(message):
         if statement.corrects:  # it says so (or follows a sentence that announces it)
             folded.supersede(statement)
-    standing = {id(line) for line in folded.lines}  # a line let go or cut is another object
-    return tuple(index for index, line in parsed if id(line) not in standing)
+    # A line let go or cut is gone or another object. Lines of the same text are one
+    # (remembered) object, of which a rule may let one go: then all of them are named.
+    given = Counter(id(line) for _, line in parsed)
+    standing = Counter(id(line) for line in folded.lines)
+    return tuple(index for index, line in parsed if standing[id(line)] < given[id(line)])
+
+
+def _statements_of(message: MemoSource) -> list[Statement]:
+    """The statements of a message of the range, without the marks of a cut tool output."""
+    return cued_statements(message.role, _MARKER.sub(" ", message.content))
 
 
 def _memo_lines(memo: str) -> tuple[tuple[int, Line], ...]:
@@ -434,10 +443,9 @@ def parse_memo(text: str) -> list[Line]:
         raw = raw.strip()
         if not raw or raw == HEADER:
             continue
-        match = _LINE.match(raw)
-        if match:
-            role, body = match.groups()
-            lines.append(Line(role or "user", body, tuple(_anchors_of(body))))
+        line = _memo_line(raw)
+        if line is not None:
+            lines.append(line)
             continue
         for statement in worth_keeping(list(statements("memo", raw)), set()):
             lines.append(Line("memo", statement.text, statement.anchors))

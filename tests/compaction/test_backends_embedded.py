@@ -532,6 +532,15 @@ def test_the_lines_a_later_message_corrects_are_named_by_their_index() -> None:
     assert lines_superseded(memo="A memo in prose: locker L-0412.", later=later) == ()
 
 
+def test_a_line_said_twice_in_a_memo_is_named_twice_when_corrected() -> None:
+    """A memo of another writer may repeat a line; the stale value goes from both."""
+    stale = "- The gate code for the allotment is 4417#."
+    memo = "\n".join([HEADER, stale, "- My swimming coach is Ingrid Solberg.", stale])
+    later = _sources(("user", "Sorry, wrong one: the gate code for the allotment is 9902#."))
+
+    assert lines_superseded(memo=memo, later=later) == (1, 3)
+
+
 def test_a_full_memo_tightens_its_lines_before_letting_any_go() -> None:
     facts = [
         (
