@@ -63,7 +63,7 @@ _NEGATED_CLOSURE = re.compile(
     re.IGNORECASE,
 )
 PREFERENCE = re.compile(
-    r"\b(?:prefer(?:s|red)?|rather|always|never|don'?t|do not|avoid|only|must|like|"
+    r"\b(?:prefer(?:s|red|ences?)?|rather|always|never|don'?t|do not|avoid|only|must|like|"
     r"wants?|wish|matters?|important|allerg\w*|decided?|decision|agreed?|let'?s|we'?ll|we will|"
     r"i'?ll|i will|going to|go with|choose|chose|plan(?:ned)? to|remember|mind)\b",
     re.IGNORECASE,

@@ -103,6 +103,17 @@ def test_a_preference_without_a_value_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
+    "said",
+    [
+        "For the garden project, my preference is hand tools over power tools.",
+        "Noting this: the testing preference is no mocks in integration tests.",
+    ],
+)
+def test_a_preference_named_as_one_is_kept(said: str) -> None:
+    assert said.rpartition(": ")[2] in _memo(_sources(("user", said)))
+
+
+@pytest.mark.parametrize(
     "anchor",
     [
         "~/src/billing-svc",
