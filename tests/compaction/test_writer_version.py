@@ -20,9 +20,12 @@ from tests.support.processes import child_prints
 # What the writer of each version writes on ``_conversations()``: the sha256 of the memos,
 # joined. When a change to the writer's rules fails ``test_the_version_names_what_the_writer_
 # writes``, give the writer a new ``PROMPT_VERSION`` and add its digest here (keep the old
-# ones: they name what memos already stored were written by).
+# ones: they name what memos already stored were written by). A conversation added to
+# ``_conversations()`` changes every digest: each is then worked out again with its version's
+# code (a checkout of the commit that last wrote it).
 WRITTEN_BY = {
-    "extractive-memo/2": "702c20e4799226e156b38668c01f92d29827922f43bd87f74e36126a7a4fefb2",
+    "extractive-memo/2": "965750154327f64e965489df785f768c865ba3dbbe5f9cbd3bece756f688b0b4",
+    "extractive-memo/3": "ef70ddbc143d4213d9e874ff0270cb4b9e5de5dad48a7f68ea45857c0b04e991",
 }
 
 
@@ -92,11 +95,27 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         ("assistant", "Thanks, I have noted 20 March 2027 for QX-1182."),
         ("user", "Sorry, my number is actually +44 7700 900456, not +44 7700 900123."),
     )
+    shop = _sources(
+        "s",
+        ("user", "The invoice for the garden shed is LMB-20931, paid on 2 March 2027."),
+        ("user", "Our delivery preference is the side gate, with a call on arrival."),
+        ("assistant", "Noted: side gate, a call on arrival, invoice LMB-20931."),
+    )
+    shop_later = _sources(
+        "r",
+        (
+            "user",
+            "The shed arrived with the wrong roof panels. "
+            "The invoice for the replacement panels is LMB-20977.",
+        ),
+        ("assistant", "There are a few ways to fix it and none of them is wrong."),
+    )
     return [
         (coding, coding_later, 512),
         (trip, trip_later, 512),
         (tutoring, tutoring_later, 40),
         (order, order_later, 512),
+        (shop, shop_later, 512),
     ]
 
 
