@@ -45,11 +45,12 @@ CORRECTION = re.compile(
 # "wrong" where nothing said earlier is taken back: negated ("none of them is wrong", "nothing
 # is wrong with it"), what went wrong, or what was delivered ("it arrived with the wrong colour",
 # "they sent me the wrong size"): a complaint or a reassurance, not a correction.
+# (Within a sentence: the words between are not read across its end.)
 _WRONG_TAKES_NOTHING_BACK = re.compile(
-    r"(?:\b(?:none|nothing|not|never)|n't)\W+(?:\w+\W+){0,3}?wrong\b"
+    r"(?:\b(?:none|nothing|not|never)|n't)[^\w.!?]+(?:\w+[^\w.!?]+){0,3}?wrong\b"
     r"|\b(?:went|go|goes|gone|going)\s+wrong\b"
-    r"|\b(?:arrived|came|received|delivered|shipped|sent (?:me|us)|packed)\W+"
-    r"(?:\w+\W+){0,3}?wrong\b",
+    r"|\b(?:arrived|came|received|delivered|shipped|sent (?:me|us)|packed)[^\w.!?]+"
+    r"(?:\w+[^\w.!?]+){0,3}?wrong\b",
     re.IGNORECASE,
 )
 CLOSURE = re.compile(
@@ -169,8 +170,9 @@ def gives_correction(text: str) -> bool:
 def _has_correction_words(text: str) -> bool:
     """Whether any statement of ``text`` could have a correction's words: each statement is a
     span of ``text`` with its blanks collapsed, so one regex search over the whole answers a
-    no for all of them (the usual answer) without splitting ``text`` into statements."""
-    return says(CORRECTION, " ".join(text.split()))
+    no for all of them (the usual answer) without splitting ``text`` into statements. (A
+    "wrong" that takes nothing back is told apart statement by statement, after.)"""
+    return CORRECTION.search(" ".join(text.split())) is not None
 
 
 def _sentences(text: str) -> Iterator[str]:

@@ -19,6 +19,7 @@ TEXTS = [
     "The lamp arrived with the wrong shade, order ORD-30011.",
     "None of them is wrong; the code is 9034-PL.",
     "No, that's wrong: the code is 9034-PL.",
+    "Not yet.\nWrong code earlier: it is 9034-PL.",
     "> Correction: ticket 88213, not 88123",
     "",
 ]
