@@ -1022,3 +1022,26 @@ def test_a_time_stamp_in_a_tool_output_that_is_no_log_stays() -> None:
     memo = _memo(_sources(("tool", output)))
 
     assert "2031-02-03 22:00" in memo
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("Please deliver it to No. 14, Harbour Row, Leith EH6 7AB.", "No. 14, Harbour Row"),
+        ("The chapter to read is pp. 112–140 of the second volume.", "pp. 112–140"),  # noqa: RUF001
+        ("Meine Verteidigung ist am 7. März 2027, bitte notieren.", "7. März 2027"),
+        ("Name it after the release, e.g. rel-7, so we find it again.", "e.g. rel-7"),
+    ],
+    ids=["No.", "pp.", "day and month", "e.g."],
+)
+def test_a_dot_that_belongs_to_a_value_ends_no_sentence(said, value) -> None:
+    """A sentence read in two at the dot of "No." or "24." keeps the value in pieces: the
+    line kept says "14, Harbour Row" or "März 2027", and the label goes with the first half."""
+    assert len(cued_statements("user", said)) == 1
+    assert value in _memo(_sources(("user", said)))
+
+
+def test_sentences_still_end_after_a_short_word_or_a_number() -> None:
+    assert (
+        len(cued_statements("user", "The locker is 12. Call me at 5. I left it on. Thanks.")) == 4
+    )
