@@ -79,7 +79,7 @@ from compaction.backends.salience import (
 from compaction.backends.text_caches import text_cache
 from convmem.tokens import count_tokens
 
-PROMPT_VERSION = "extractive-memo/3"
+PROMPT_VERSION = "extractive-memo/4"
 MODEL = "extractive-memo"
 DEFAULT_CONTEXT_TOKENS = 16384
 HEADER = "Earlier in the conversation (oldest first; the user's words unless marked):"
@@ -105,8 +105,9 @@ TIGHT_BEFORE = 5
 # An identifier held by more than this share of the memo's lines is the conversation's own (a
 # customer number, a repository): closing one matter never lets go of it.
 SHARED_ANCHOR_SHARE = 0.25
-# Content words a closing statement without values must share with a line to close it.
-CLOSING_WORDS = 2
+# Content words a closing statement without values must share with a line to close it, and a
+# correction's announcement with the line it corrects.
+CLOSING_WORDS = NAMED_WORDS = 2
 # A statement holding only values a line already holds, and fewer new words than this, restates
 # that line (it refreshes it instead of being kept twice).
 RESTATEMENT_WORDS = 3
@@ -633,6 +634,18 @@ def _windows(text: str, values: Sequence[str], before: int = WINDOW_BEFORE) -> s
     return " ".join(pieces)
 
 
+def _shared_words(topics: frozenset[str], named: frozenset[str], old: frozenset[str]) -> int:
+    """The content words a new line shares with an old one; for a line that shares none, the
+    words its announcement shares ("Turns out I was wrong about the change ticket on the
+    Postgres failover. It's actually chg805455."), when they are at least ``NAMED_WORDS``: one
+    word ("address") names many slots."""
+    shared = len(topics & old)
+    if shared:
+        return shared
+    named_shared = len(named & old)
+    return named_shared if named_shared >= NAMED_WORDS else 0
+
+
 class Memo:
     """The memo's lines while a segment is folded in (oldest first)."""
 
@@ -813,14 +826,18 @@ class Memo:
         if not new_values:
             return False
         new_shapes = {_kind(value) for value in new_values}
-        topics = topic_words(line.text, line.anchors)
         label = _label_of(said or line.text, line.anchors, new_values[0])
         # Said as a correction in so many words (not only "new" or "now"): a shorter name of
         # the slot ("my number") may name the line's ("my phone number").
         announced = says(ANNOUNCED_CORRECTION, said or line.text)
+        topics = topic_words(line.text, line.anchors)
+        # The user's own announcement ("I was wrong about …") names the line it takes back.
+        named = (
+            topic_words(said, line.anchors) if announced and line.role == "user" else frozenset()
+        )
         best: tuple[float, Line, list[str]] | None = None
         for position, old in enumerate(self.lines):
-            shared = len(topics & topic_words(old.text, old.anchors))
+            shared = _shared_words(topics, named, topic_words(old.text, old.anchors))
             if not shared:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]

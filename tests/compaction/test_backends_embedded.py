@@ -1045,3 +1045,45 @@ def test_sentences_still_end_after_a_short_word_or_a_number() -> None:
     assert (
         len(cued_statements("user", "The locker is 12. Call me at 5. I left it on. Thanks.")) == 4
     )
+
+
+def test_an_announced_correction_finds_its_line_by_the_matter_it_names() -> None:
+    """The line kept of the first value names only its matter ("kiln repair"); the correction
+    names the matter in its announcement and gives the value alone after it. Another line holds
+    a value of that shape, so the shape alone does not tell which line is meant."""
+    previous = (
+        f"{HEADER}\n- kiln repair booked under kr-55821.\n- roof survey booked under kr-10442."
+    )
+
+    memo = _memo(
+        _sources(
+            (
+                "user",
+                "Turns out I was wrong about the reference on the kiln repair. "
+                "It's actually kr-60934.",
+            )
+        ),
+        previous=previous,
+    )
+
+    assert "kr-60934" in memo
+    assert "kr-55821" not in memo
+    assert "kr-10442" in memo
+
+
+def test_one_word_of_an_announcement_names_no_line() -> None:
+    previous = f"{HEADER}\n- home address for deliveries: 10.4.1.7:9000"
+
+    memo = _memo(
+        _sources(
+            (
+                "user",
+                "Forget the old endpoint address for the failover drill. "
+                "Going forward it's 10.9.2.8:6379.",
+            )
+        ),
+        previous=previous,
+    )
+
+    assert "10.4.1.7:9000" in memo
+    assert "10.9.2.8:6379" in memo
