@@ -24,8 +24,9 @@ from tests.support.processes import child_prints
 # ``_conversations()`` changes every digest: each is then worked out again with its version's
 # code (a checkout of the commit that last wrote it).
 WRITTEN_BY = {
-    "extractive-memo/2": "965750154327f64e965489df785f768c865ba3dbbe5f9cbd3bece756f688b0b4",
-    "extractive-memo/3": "ef70ddbc143d4213d9e874ff0270cb4b9e5de5dad48a7f68ea45857c0b04e991",
+    "extractive-memo/2": "fcf30bcd54933443e213c14b7a78944d6bc7336e8651ad14fe56288d31dab608",
+    "extractive-memo/3": "6eb5e7844dbfa337576c4ea2c15414dc80696399ed796137da09746ee26c51fa",
+    "extractive-memo/4": "2b6e0d99622148ac06a0a9e8c4871ac7a8add8ce226c1a806a4f826a0763d5a1",
 }
 
 
@@ -110,12 +111,26 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         ),
         ("assistant", "There are a few ways to fix it and none of them is wrong."),
     )
+    workshop = _sources(
+        "w",
+        ("user", "Send the engineer to No. 9, Quayside Lane, Whitby YO21 3PJ, please."),
+        ("user", "The kiln repair is booked under kr-55821."),
+        ("user", "The roof survey is booked under kr-10442, on 4. Mai 2027."),
+    )
+    workshop_later = _sources(
+        "x",
+        (
+            "user",
+            "Turns out I was wrong about the reference on the kiln repair. It's actually kr-60934.",
+        ),
+    )
     return [
         (coding, coding_later, 512),
         (trip, trip_later, 512),
         (tutoring, tutoring_later, 40),
         (order, order_later, 512),
         (shop, shop_later, 512),
+        (workshop, workshop_later, 512),
     ]
 
 
