@@ -217,10 +217,11 @@ class EmbeddedBackend:
         often = {key for key, count in counts.items() if count > REPEATS}
         memo.forget(repeated, often)
         later = _later_words(messages)
-        for found, after in zip(by_message, later, strict=True):
-            named = 0
+        replies = _reply_words(messages)
+        for found, after, reply in zip(by_message, later, replies, strict=True):
+            named: list[Statement] = []
             if after is not None:
-                found, named = _turned_to(found, after, repeated)
+                found, named = _turned_to(found, after, reply, repeated)
             for statement in worth_keeping(found, repeated, often, named=named):
                 memo.fold(statement)
         text = fit_memo(memo.lines, max(max_tokens, 0))
@@ -334,24 +335,40 @@ def _later_words(messages: Sequence[MemoSource]) -> list[str | None]:
     return out
 
 
+def _reply_words(messages: Sequence[MemoSource]) -> list[str]:
+    """For each message, the words of the first user's or assistant's message after it in this
+    segment (spelled out by ``_spelled``; "" when none follows)."""
+    out = [""] * len(messages)
+    reply = ""
+    for index in range(len(messages) - 1, -1, -1):
+        out[index] = reply
+        message = messages[index]
+        if message.role in ("user", "assistant"):
+            reply = _spelled(_CALL.sub(" ", message.content))
+    return out
+
+
 _CALL = re.compile(r"\[called [^\]]*\]")
 
 
 def _turned_to(
-    found: list[Statement], later: str, repeated: set[str]
-) -> tuple[list[Statement], int]:
+    found: list[Statement], later: str, reply: str, repeated: set[str]
+) -> tuple[list[Statement], list[Statement]]:
     """The statements of a message without the lines of a tool's output that the conversation
     passes over, when it turns to others of them: what it names of an output is what it
-    keeps of it (a line of a repeated template does not count as named). An output none of
-    whose lines it names is left to ``worth_keeping``. Also how many lines are named."""
+    keeps of it. A line of a template repeated in other outputs (a field every reply of a tool
+    has) counts as named only when the reply right after the output names it ("the escalation
+    number is listed under escalation_number"): later words may be about another output's. An
+    output none of whose lines it names is left to ``worth_keeping``. Also the lines named."""
     named = [
         s
         for s in found
-        if s.role == "tool" and not _said_over_and_over(s, repeated) and _referred(s, later)
+        if s.role == "tool"
+        and (_label_said(s, reply) if _said_over_and_over(s, repeated) else _referred(s, later))
     ]
     if not named:
-        return found, 0
-    return [s for s in found if s.role != "tool" or s in named], len(named)
+        return found, []
+    return [s for s in found if s.role != "tool" or s in named], named
 
 
 def _referred(statement: Statement, later: str) -> bool:
@@ -359,8 +376,11 @@ def _referred(statement: Statement, later: str) -> bool:
     or the label of one of its values (the two to four words before it, a joined key written
     apart) is said again after it. Lines no one turns to (the ids and timings a tool reports
     each time) are the tool's, not the conversation's."""
-    if FAILURE.search(statement.text):
-        return True
+    return FAILURE.search(statement.text) is not None or _label_said(statement, later)
+
+
+def _label_said(statement: Statement, later: str) -> bool:
+    """Whether the label of one of the line's values (``_referred``) is said in ``later``."""
     for value in statement.anchors:
         words = _spelled(" ".join(_label_before(statement.text, value)[-LABEL_WORDS:])).split()
         label: list[str] = []
@@ -514,19 +534,22 @@ def worth_keeping(
     repeated: set[str],
     often: set[str] | None = None,
     *,
-    named: int = 0,
+    named: Sequence[Statement] = (),
 ) -> list[Statement]:
     """The statements of one message a memo may keep (trimmed), at most
     ``MAX_PER_MESSAGE[role]``: those that carry the most, in message order. A statement is kept
     when it carries a value (a question only a strong one), or, from the user, states a
-    preference or a decision; never when its skeleton is one of ``repeated``."""
+    preference or a decision; never when its skeleton is one of ``repeated``, unless the
+    conversation names it (``named``, lines of a tool's output: ``_turned_to``)."""
     kept = []
     for statement in found:
         if statement.text.startswith("[called "):  # an agent's call weighs like a tool's output
             statement = Statement("tool", statement.text, statement.anchors, statement.said)
-        if _said_over_and_over(
-            statement, _repeats_for(statement, repeated, often)
-        ) and not _request_after_lead_in(statement, repeated):
+        if (
+            statement not in named
+            and _said_over_and_over(statement, _repeats_for(statement, repeated, often))
+            and not _request_after_lead_in(statement, repeated)
+        ):
             continue
         strongest = max((strength(anchor) for anchor in statement.anchors), default=0)
         if statement.asks and strongest < STRONG:
@@ -541,7 +564,7 @@ def worth_keeping(
     # an assistant message keeps as many of them as of its words).
     limit = MAX_PER_MESSAGE.get(found[0].role, 3)
     if found[0].role == "tool" and named:
-        limit = max(limit, min(named, MAX_NAMED_PER_OUTPUT))
+        limit = max(limit, min(len(named), MAX_NAMED_PER_OUTPUT))
     if len(kept) > limit:
         ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].weight, i))[:limit]
         kept = [kept[i] for i in sorted(ranked)]

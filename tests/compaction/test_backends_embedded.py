@@ -1087,3 +1087,34 @@ def test_one_word_of_an_announcement_names_no_line() -> None:
 
     assert "10.4.1.7:9000" in memo
     assert "10.9.2.8:6379" in memo
+
+
+def _depot_lookups(*after: tuple[str, str]) -> list[MemoSource]:
+    """Two replies of one tool, each with the same fields (a template), then ``after``."""
+    return _sources(
+        ("assistant", '[called depot_lookup with {"depot": "Uppsala"}]'),
+        ("tool", '{\n  "ticket": "HD-1044",\n  "standby_phone": "+46 8 555 0101",\n}'),
+        ("assistant", '[called depot_lookup with {"depot": "Malmö"}]'),
+        ("tool", '{\n  "ticket": "HD-1087",\n  "standby_phone": "+46 8 555 0199",\n}'),
+        *after,
+    )
+
+
+def test_a_field_every_reply_has_is_kept_when_the_answer_after_it_names_it() -> None:
+    memo = _memo(
+        _depot_lookups(("assistant", "Found it: the standby phone for Malmö is in that record."))
+    )
+
+    assert "+46 8 555 0199" in memo
+
+
+def test_a_field_every_reply_has_is_not_kept_when_only_a_later_turn_names_it() -> None:
+    """Later words may be about another reply's field of the same name."""
+    memo = _memo(
+        _depot_lookups(
+            ("assistant", "Both records look routine."),
+            ("user", "Thanks. What is the standby phone for the Lund depot?"),
+        )
+    )
+
+    assert "+46 8 555 0199" not in memo

@@ -24,9 +24,9 @@ from tests.support.processes import child_prints
 # ``_conversations()`` changes every digest: each is then worked out again with its version's
 # code (a checkout of the commit that last wrote it).
 WRITTEN_BY = {
-    "extractive-memo/2": "fcf30bcd54933443e213c14b7a78944d6bc7336e8651ad14fe56288d31dab608",
-    "extractive-memo/3": "6eb5e7844dbfa337576c4ea2c15414dc80696399ed796137da09746ee26c51fa",
-    "extractive-memo/4": "2b6e0d99622148ac06a0a9e8c4871ac7a8add8ce226c1a806a4f826a0763d5a1",
+    "extractive-memo/2": "65163681a24da8c0afe17dd0323eb9ac1b6157d11f42f8e8b1bcb4f0b44373f1",
+    "extractive-memo/3": "e763112938a8032a3241e842a48198a6450dc451bd8e9583032d740c19aa195f",
+    "extractive-memo/4": "38621ff141a93c05cf82d25b22ecf7bd3b493507e93af85edcb357a726c7f143",
 }
 
 
@@ -116,6 +116,11 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         ("user", "Send the engineer to No. 9, Quayside Lane, Whitby YO21 3PJ, please."),
         ("user", "The kiln repair is booked under kr-55821."),
         ("user", "The roof survey is booked under kr-10442, on 4. Mai 2027."),
+        ("assistant", '[called depot_lookup with {"depot": "Uppsala"}]'),
+        ("tool", '{\n  "ticket": "HD-1044",\n  "standby_phone": "+46 8 555 0101",\n}'),
+        ("assistant", '[called depot_lookup with {"depot": "Malmö"}]'),
+        ("tool", '{\n  "ticket": "HD-1087",\n  "standby_phone": "+46 8 555 0199",\n}'),
+        ("assistant", "Found it: the standby phone for Malmö is in that record."),
     )
     workshop_later = _sources(
         "x",
