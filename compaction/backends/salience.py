@@ -25,13 +25,13 @@ from compaction.backends.text_caches import text_cache
 
 # Sentences end at . ! ? (and their full-width forms) followed by a blank, or at a line break;
 # not at a dot that is part of what it ends, told by shape: a word of one to three letters
-# before a number ("No. 70", "pp. 281"), letters between dots ("e.g.", "i.e."), a day before a
-# month's name and a year ("24. Juni 2026").
+# before a number ("No. 70", "pp. 281"), letters between dots ("e.g.", "i.e."), a number of one
+# or two digits before a word and a number: an ordinal ("24. Juni 2026", "3. OG, 61995").
 _SENTENCE_END = re.compile(
     r"(?<=[.!?。！？])"  # noqa: RUF001
     r"(?<!\b[^\W\d_]\.[^\W\d_]\.)"
     r"(?!(?<=\b[^\W\d_]\.)\s+\d|(?<=\b[^\W\d_]{2}\.)\s+\d|(?<=\b[^\W\d_]{3}\.)\s+\d)"
-    r"(?!(?<=\b\d\.)\s+[^\W\d_]+\s+\d{4}\b|(?<=\b\d\d\.)\s+[^\W\d_]+\s+\d{4}\b)"
+    r"(?!(?<=\b\d\.)\s+[^\W\d_]+,?\s+\d|(?<=\b\d\d\.)\s+[^\W\d_]+,?\s+\d)"
     r"\s+(?=\S)"
     r"|\n+"
 )

@@ -1031,8 +1031,9 @@ def test_a_time_stamp_in_a_tool_output_that_is_no_log_stays() -> None:
         ("The chapter to read is pp. 112–140 of the second volume.", "pp. 112–140"),  # noqa: RUF001
         ("Meine Verteidigung ist am 7. März 2027, bitte notieren.", "7. März 2027"),
         ("Name it after the release, e.g. rel-7, so we find it again.", "e.g. rel-7"),
+        ("Invoices go to Lindenweg 4, 2. OG, 80331 München.", "Lindenweg 4, 2. OG, 80331"),
     ],
-    ids=["No.", "pp.", "day and month", "e.g."],
+    ids=["No.", "pp.", "day and month", "e.g.", "floor"],
 )
 def test_a_dot_that_belongs_to_a_value_ends_no_sentence(said, value) -> None:
     """A sentence read in two at the dot of "No." or "24." keeps the value in pieces: the

@@ -24,9 +24,9 @@ from tests.support.processes import child_prints
 # ``_conversations()`` changes every digest: each is then worked out again with its version's
 # code (a checkout of the commit that last wrote it).
 WRITTEN_BY = {
-    "extractive-memo/2": "65163681a24da8c0afe17dd0323eb9ac1b6157d11f42f8e8b1bcb4f0b44373f1",
-    "extractive-memo/3": "e763112938a8032a3241e842a48198a6450dc451bd8e9583032d740c19aa195f",
-    "extractive-memo/4": "38621ff141a93c05cf82d25b22ecf7bd3b493507e93af85edcb357a726c7f143",
+    "extractive-memo/2": "4902de3f8468612a4e949be6da8c28a3797384cc2548db6f980604a3813845a1",
+    "extractive-memo/3": "5ab3cdb4c2bfee5a15906a50fdcf6a44a733e1924b741a666724f9be0e8e49a8",
+    "extractive-memo/4": "08ebdcc9b1be4ba28ca184955c3e2ef1ed50bbd60d6f4a7bff76934aeb7f4535",
 }
 
 
@@ -116,6 +116,7 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         ("user", "Send the engineer to No. 9, Quayside Lane, Whitby YO21 3PJ, please."),
         ("user", "The kiln repair is booked under kr-55821."),
         ("user", "The roof survey is booked under kr-10442, on 4. Mai 2027."),
+        ("user", "Invoices go to Lindenweg 4, 2. OG, 80331 München."),
         ("assistant", '[called depot_lookup with {"depot": "Uppsala"}]'),
         ("tool", '{\n  "ticket": "HD-1044",\n  "standby_phone": "+46 8 555 0101",\n}'),
         ("assistant", '[called depot_lookup with {"depot": "Malmö"}]'),
