@@ -657,7 +657,7 @@ def _windows(text: str, values: Sequence[str], before: int = WINDOW_BEFORE) -> s
     return " ".join(pieces)
 
 
-def _shared_words(topics: frozenset[str], named: frozenset[str], old: frozenset[str]) -> int:
+def _shared_words(topics: frozenset[str], announcement: frozenset[str], old: frozenset[str]) -> int:
     """The content words a new line shares with an old one; for a line that shares none, the
     words its announcement shares ("Turns out I was wrong about the change ticket on the
     Postgres failover. It's actually chg805455."), when they are at least ``NAMED_WORDS``: one
@@ -665,8 +665,8 @@ def _shared_words(topics: frozenset[str], named: frozenset[str], old: frozenset[
     shared = len(topics & old)
     if shared:
         return shared
-    named_shared = len(named & old)
-    return named_shared if named_shared >= NAMED_WORDS else 0
+    announced = len(announcement & old)
+    return announced if announced >= NAMED_WORDS else 0
 
 
 class Memo:
@@ -855,12 +855,12 @@ class Memo:
         announced = says(ANNOUNCED_CORRECTION, said or line.text)
         topics = topic_words(line.text, line.anchors)
         # The user's own announcement ("I was wrong about …") names the line it takes back.
-        named = (
+        announcement = (
             topic_words(said, line.anchors) if announced and line.role == "user" else frozenset()
         )
         best: tuple[float, Line, list[str]] | None = None
         for position, old in enumerate(self.lines):
-            shared = _shared_words(topics, named, topic_words(old.text, old.anchors))
+            shared = _shared_words(topics, announcement, topic_words(old.text, old.anchors))
             if not shared:
                 continue
             fresh = [a for a in old.anchors if a.casefold() not in line.keys]
