@@ -1048,23 +1048,19 @@ def test_sentences_still_end_after_a_short_word_or_a_number() -> None:
     )
 
 
+def _said_after_memo(lines: list[str], said: str) -> str:
+    """The memo of the user saying ``said`` after a memo of ``lines`` (the user's, as kept)."""
+    previous = "\n".join([HEADER, *(f"- {line}" for line in lines)])
+    return _memo(_sources(("user", said)), previous=previous)
+
+
 def test_an_announced_correction_finds_its_line_by_the_matter_it_names() -> None:
     """The line kept of the first value names only its matter ("kiln repair"); the correction
     names the matter in its announcement and gives the value alone after it. Another line holds
     a value of that shape, so the shape alone does not tell which line is meant."""
-    previous = (
-        f"{HEADER}\n- kiln repair booked under kr-55821.\n- roof survey booked under kr-10442."
-    )
-
-    memo = _memo(
-        _sources(
-            (
-                "user",
-                "Turns out I was wrong about the reference on the kiln repair. "
-                "It's actually kr-60934.",
-            )
-        ),
-        previous=previous,
+    memo = _said_after_memo(
+        ["kiln repair booked under kr-55821.", "roof survey booked under kr-10442."],
+        "Turns out I was wrong about the reference on the kiln repair. It's actually kr-60934.",
     )
 
     assert "kr-60934" in memo
@@ -1073,17 +1069,9 @@ def test_an_announced_correction_finds_its_line_by_the_matter_it_names() -> None
 
 
 def test_one_word_of_an_announcement_names_no_line() -> None:
-    previous = f"{HEADER}\n- home address for deliveries: 10.4.1.7:9000"
-
-    memo = _memo(
-        _sources(
-            (
-                "user",
-                "Forget the old endpoint address for the failover drill. "
-                "Going forward it's 10.9.2.8:6379.",
-            )
-        ),
-        previous=previous,
+    memo = _said_after_memo(
+        ["home address for deliveries: 10.4.1.7:9000"],
+        "Forget the old endpoint address for the failover drill. Going forward it's 10.9.2.8:6379.",
     )
 
     assert "10.4.1.7:9000" in memo
