@@ -1107,3 +1107,22 @@ def test_a_field_every_reply_has_is_not_kept_when_only_a_later_turn_names_it() -
     )
 
     assert "+46 8 555 0199" not in memo
+
+
+def test_a_label_in_title_case_names_its_matter_for_a_correction() -> None:
+    """A tool's output writes its label in title case ("Endpoint Address:"), which reads as
+    specific words, not as the words of a matter; the user's correction names the slot in
+    lower case. Another output gives the same slot of another matter, so the slot's name alone
+    does not tell which line is meant: the value's shape does, once the words are shared."""
+    memo = _said_after_memo(
+        [
+            "tool: Endpoint Address: 10.177.130.206:6379",
+            'tool: "endpoint_address": "search-primary-19.use2.internal",',
+        ],
+        "Forget the old endpoint address for the DNS failover drill. "
+        "Going forward it's 10.168.220.159:6379.",
+    )
+
+    assert "10.168.220.159:6379" in memo
+    assert "10.177.130.206:6379" not in memo
+    assert "search-primary-19.use2.internal" in memo
