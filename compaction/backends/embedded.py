@@ -79,7 +79,7 @@ from compaction.backends.salience import (
 from compaction.backends.text_caches import text_cache
 from convmem.tokens import count_tokens
 
-PROMPT_VERSION = "extractive-memo/4"
+PROMPT_VERSION = "extractive-memo/5"
 MODEL = "extractive-memo"
 DEFAULT_CONTEXT_TOKENS = 16384
 HEADER = "Earlier in the conversation (oldest first; the user's words unless marked):"

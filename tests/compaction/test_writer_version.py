@@ -24,9 +24,10 @@ from tests.support.processes import child_prints
 # ``_conversations()`` changes every digest: each is then worked out again with its version's
 # code (a checkout of the commit that last wrote it).
 WRITTEN_BY = {
-    "extractive-memo/2": "4902de3f8468612a4e949be6da8c28a3797384cc2548db6f980604a3813845a1",
-    "extractive-memo/3": "5ab3cdb4c2bfee5a15906a50fdcf6a44a733e1924b741a666724f9be0e8e49a8",
-    "extractive-memo/4": "08ebdcc9b1be4ba28ca184955c3e2ef1ed50bbd60d6f4a7bff76934aeb7f4535",
+    "extractive-memo/2": "63f2bfc0478a9baf148be62acc9dfcc92f69d4be2d0d3fc05421211fe43e8366",
+    "extractive-memo/3": "cca2e987fac4314a65c038fa100d6a468c8bb318046aff8ebf2e25773fab27f3",
+    "extractive-memo/4": "8992323c116f855e4263ab930d9ea47797e9336973f73b7671170dfa8c6aec79",
+    "extractive-memo/5": "f2605c253e311fa6e74053f840186c1bd79da037730e79d22a57627ea7ebdc2c",
 }
 
 
@@ -130,6 +131,22 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
             "Turns out I was wrong about the reference on the kiln repair. It's actually kr-60934.",
         ),
     )
+    failover = _sources(
+        "f",
+        ("assistant", '[called service_lookup with {"service": "dns-failover"}]'),
+        ("tool", "Endpoint Address: 10.177.130.206:6379"),
+        ("assistant", '[called service_lookup with {"service": "backup-restore"}]'),
+        ("tool", '{\n  "endpoint_address": "search-primary-19.use2.internal",\n}'),
+        ("assistant", "Both endpoints are up."),
+    )
+    failover_later = _sources(
+        "g",
+        (
+            "user",
+            "Forget the old endpoint address for the DNS failover drill. "
+            "Going forward it's 10.168.220.159:6379.",
+        ),
+    )
     return [
         (coding, coding_later, 512),
         (trip, trip_later, 512),
@@ -137,6 +154,7 @@ def _conversations() -> list[tuple[list[MemoSource], list[MemoSource], int]]:
         (order, order_later, 512),
         (shop, shop_later, 512),
         (workshop, workshop_later, 512),
+        (failover, failover_later, 512),
     ]
 
 
