@@ -51,6 +51,19 @@ class Summary(SealedRow, models.Model):
         "threads.Message", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     covered_ids = models.JSONField(default=list, blank=True, encoder=CompactJSONEncoder)
+    # The last message of the active path the writer read ahead to (``ReadsAhead``): what
+    # those messages correct is already let go, so the memo that folds them in does not apply
+    # their corrections again (a correction whose line is gone would take another). Not
+    # indexed: memos go only with their thread, and messages are never deleted alone.
+    read_ahead_to = models.ForeignKey(
+        "threads.Message",
+        on_delete=models.DO_NOTHING,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+        editable=False,
+    )
     base = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="extensions"
     )

@@ -205,6 +205,29 @@ def _later_rows(summary: Summary) -> list[selectors.RangeRow]:
     return [row for row in rows if row.erased_at is None]
 
 
+def _read_by_base(summary: Summary, rows: list[selectors.RangeRow]) -> frozenset[str]:
+    """The public ids of the segment's messages that the base memo read ahead
+    (``Summary.read_ahead_to``): what they correct is let go in it already. Those up to the one
+    it read to, when that one is in the segment; all of them when it is below the segment, on
+    the same path; none when the base read nothing ahead or the path went another way."""
+    base = summary.base
+    if base is None or base.read_ahead_to_id is None:
+        return frozenset()
+    ids = [row.id for row in rows]
+    if base.read_ahead_to_id in ids:
+        return frozenset(row.public_id for row in rows[: ids.index(base.read_ahead_to_id) + 1])
+    depth = Message.objects.filter(pk=base.read_ahead_to_id).values_list("depth", flat=True)
+    below = (depth.first() or 0) - summary.last.depth
+    if below < 1:
+        return frozenset()
+    path = selectors.range_rows(
+        thread=summary.thread, last_id=base.read_ahead_to_id, count=below + 1, with_content=False
+    )
+    if not path or path[0].id != summary.last_id:
+        return frozenset()
+    return frozenset(row.public_id for row in rows)
+
+
 def _sources(summary: Summary) -> _Sources:
     rows = _segment(summary)
     base = summary.base
@@ -248,6 +271,8 @@ class _Written:
     shown: list[selectors.RangeRow]
     read: list[str]
     draft: MemoDraft
+    # The last later message the backend read ahead to (``Summary.read_ahead_to``), if any.
+    read_ahead_to: int | None
 
 
 def summary_write(*, summary_id: int, backend: SummarizerBackend | None = None) -> Summary | None:
@@ -310,21 +335,30 @@ def _draft(
         previous_memo_tokens=sources.previous_tokens,
     )
     given = fit_sources(sources_text, budget=budget, encoding=profile.encoding)
-    draft = backend.summarize(
-        previous_memo=sources.previous_memo, messages=given, max_tokens=text_budget
-    )
+    read_ahead_to = None
     if isinstance(backend, ReadsAhead):
+        draft = backend.summarize(
+            previous_memo=sources.previous_memo,
+            messages=given,
+            max_tokens=text_budget,
+            read_ahead=_read_by_base(summary, sources.rows),
+        )
+        later_rows = _later_rows(summary)
         later = memo_sources(
-            _later_rows(summary),
-            elide_over=profile.tool_result_elide_tokens,
-            encoding=profile.encoding,
+            later_rows, elide_over=profile.tool_result_elide_tokens, encoding=profile.encoding
         )
         if later:
             draft = replace(draft, text=backend.drop_superseded(memo=draft.text, later=later))
+            read_ahead_to = later_rows[-1].id
+    else:
+        draft = backend.summarize(
+            previous_memo=sources.previous_memo, messages=given, max_tokens=text_budget
+        )
     text = _fit_lines(draft.text, text_budget, profile.encoding)
     if not text:
         raise _NotWritable(f"the {draft.backend} summarizer wrote an empty memo")
     return _Written(
+        read_ahead_to=read_ahead_to,
         text=text,
         token_count=count_tokens(header + text, profile.encoding),
         header_tokens=header_tokens,
@@ -368,6 +402,7 @@ def _store(
         "fingerprint": _fingerprint(sources),
         "scores": summary.stored_for_update("scores", scores),
         "covered_ids": [row.public_id for row in sources.rows],
+        "read_ahead_to_id": written.read_ahead_to,
         "chain_depth": sources.chain_depth,
         "leased_until": None,
         "scores_due": timezone.now(),

@@ -99,3 +99,17 @@ class ReadsAhead(Protocol):
     """
 
     def drop_superseded(self, *, memo: str, later: Sequence[MemoSource]) -> str: ...
+
+    def summarize(
+        self,
+        *,
+        previous_memo: str | None,
+        messages: Sequence[MemoSource],
+        max_tokens: int,
+        read_ahead: frozenset[str] = frozenset(),
+    ) -> MemoDraft:
+        """As ``SummarizerBackend.summarize``. ``read_ahead``: the ids of those ``messages``
+        that the previous memo's writer read ahead; what they correct is let go in it already,
+        so their corrections are not applied again (a correction whose line is gone would
+        take another line of the same slot)."""
+        ...

@@ -39,7 +39,9 @@ previous memo's lines plus the next segment's statements, folded in order:
 
 When the memo is written, the messages of the active path after its range may be handed to
 ``drop_superseded`` (``compaction.backends.base.ReadsAhead``): what they correct is let go by the
-same rules, and nothing of theirs is added.
+same rules, and nothing of theirs is added. The memo that later folds those messages in is told
+which they are (``read_ahead``) and adds their statements without applying their corrections
+again: the line a correction took is gone, and a second pass would take another.
 
 A previous memo in another form (a remote model's prose) is read like message text, so its facts
 are not lost. What each memo kept and let go is measured by the stored scores
@@ -205,11 +207,17 @@ class EmbeddedBackend:
         )
 
     def summarize(
-        self, *, previous_memo: str | None, messages: Sequence[MemoSource], max_tokens: int
+        self,
+        *,
+        previous_memo: str | None,
+        messages: Sequence[MemoSource],
+        max_tokens: int,
+        read_ahead: frozenset[str] = frozenset(),
     ) -> MemoDraft:
         """Fold ``messages`` into the lines of ``previous_memo`` and write them; see the module
-        docstring. ``prompt_tokens`` counts what was read, ``completion_tokens`` what was
-        written."""
+        docstring. ``read_ahead``: the ids of those messages whose corrections the previous
+        memo already holds. ``prompt_tokens`` counts what was read, ``completion_tokens`` what
+        was written."""
         memo = Memo(parse_memo(previous_memo or ""))
         by_message = [_statements_of(message) for message in messages]
         counts = _repeat_counts(memo.lines, by_message)
@@ -218,12 +226,12 @@ class EmbeddedBackend:
         memo.forget(repeated, often)
         later = _later_words(messages)
         replies = _reply_words(messages)
-        for found, after, reply in zip(by_message, later, replies, strict=True):
+        for message, found, after, reply in zip(messages, by_message, later, replies, strict=True):
             named: list[Statement] = []
             if after is not None:
                 found, named = _turned_to(found, after, reply, repeated)
             for statement in worth_keeping(found, repeated, often, named=named):
-                memo.fold(statement)
+                memo.fold(statement, corrects=message.id not in read_ahead)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
             count_tokens(message.content) for message in messages
@@ -675,8 +683,9 @@ class Memo:
     def __init__(self, lines: Iterable[Line]) -> None:
         self.lines = list(lines)
 
-    def fold(self, statement: Statement) -> None:
-        """Fold one statement in: see the module docstring for the rules, applied in order."""
+    def fold(self, statement: Statement, *, corrects: bool = True) -> None:
+        """Fold one statement in: see the module docstring for the rules, applied in order.
+        ``corrects``: False for a statement whose corrections the memo already holds."""
         line = Line(statement.role, statement.text, statement.anchors)
         keys = line.keys
         known = set().union(*(old.keys for old in self.lines)) if self.lines else set()
@@ -686,7 +695,7 @@ class Memo:
             else:
                 self._close_by_name(statement)
             return
-        if keys and self._corrected(line, statement):
+        if keys and corrects and self._corrected(line, statement):
             self.lines.append(line)
             return
         if keys:

@@ -1126,3 +1126,28 @@ def test_a_label_in_title_case_names_its_matter_for_a_correction() -> None:
     assert "10.168.220.159:6379" in memo
     assert "10.177.130.206:6379" not in memo
     assert "search-primary-19.use2.internal" in memo
+
+
+def test_a_message_read_ahead_is_folded_in_without_its_corrections() -> None:
+    """The previous memo was written reading this correction ahead: the stale line is gone
+    already. Folding the correction in again would take the other line of the slot."""
+    previous = "\n".join([HEADER, "- The endpoint address for the restore test is 10.40.1.7:9092."])
+    correction = _sources(
+        ("user", "Sorry, the endpoint address for the drill is actually 10.168.220.159:6379.")
+    )
+
+    again = _memo(correction, previous=previous)
+    once = (
+        EmbeddedBackend()
+        .summarize(
+            previous_memo=previous,
+            messages=correction,
+            max_tokens=512,
+            read_ahead=frozenset({correction[0].id}),
+        )
+        .text
+    )
+
+    assert "10.40.1.7:9092" not in again  # what a second application does
+    assert "10.40.1.7:9092" in once
+    assert "10.168.220.159:6379" in once

@@ -16,7 +16,7 @@ from compaction.backends.openai_compat import OpenAICompatBackend
 from compaction.context import context_assemble
 from compaction.models import Summary
 from tests.compaction.helpers import grow, post_context
-from tests.conftest import make_thread, path_ids
+from tests.conftest import SYSTEM, make_thread, path_ids
 from tests.support.chat_server import ChatServer
 from tests.support.pg import other_session
 from threads import services as thread_services
@@ -444,3 +444,59 @@ def test_a_memo_is_due_its_scores_until_its_writer_stores_them(acme, settings):
     assert 0 <= requested.scores["fact_recall"] <= 1
     later = timezone.now() + timedelta(minutes=5)
     assert compaction_services.summaries_dispatch_unscored(now=later) == 0
+
+
+@pytest.mark.parametrize("turns_after", [0, 2], ids=["read-to-its-end", "read-past-its-end"])
+def test_a_memo_does_not_apply_again_a_correction_its_base_read_ahead(acme, turns_after):
+    """The first memo reads ahead over the user's correction and lets the stale address go;
+    the memo that extends it over that correction folds it in without applying it again, which
+    would take the other address of the same slot in place of the line already gone. The first
+    memo may have read past the end of the second's range (``turns_after``)."""
+    thread = make_thread(acme.tenant)
+    said = [
+        ("user", "The endpoint address for the failover drill is 10.177.130.206:6379."),
+        ("assistant", "Noted."),
+        ("user", "The endpoint address for the restore test is 10.40.1.7:9092."),
+        ("assistant", "Noted."),
+        (
+            "user",
+            "Sorry, the endpoint address for the failover drill is actually 10.168.220.159:6379.",
+        ),
+        ("assistant", "Updated."),
+        *[("user", f"Small talk {index}.") for index in range(turns_after)],
+    ]
+    messages = [
+        thread_services.message_append(thread=thread, actor=SYSTEM, role=role, content=content)
+        for role, content in said
+    ]
+    first = compaction_services.summary_request(
+        thread=thread,
+        actor=SYSTEM,
+        first_id=messages[0].pk,
+        last_id=messages[3].pk,
+        covered_ids=[m.public_id for m in messages[:4]],
+        max_tokens=512,
+    )
+    first = compaction_services.summary_write(summary_id=first.pk)
+    assert "10.177.130.206:6379" not in first.text  # read ahead: the correction is applied
+    assert "10.40.1.7:9092" in first.text
+    assert first.read_ahead_to_id == messages[-1].pk
+
+    extension = compaction_services.summary_request(
+        thread=thread,
+        actor=SYSTEM,
+        first_id=messages[0].pk,
+        segment_first_id=messages[4].pk,
+        last_id=messages[5].pk,
+        base_id=first.pk,
+        chain_depth=1,
+        covered_ids=[m.public_id for m in messages[4:]],
+        max_tokens=512,
+    )
+    extension = compaction_services.summary_write(summary_id=extension.pk)
+
+    assert "10.168.220.159:6379" in extension.text
+    assert "10.40.1.7:9092" in extension.text
+    assert "10.177.130.206:6379" not in extension.text
+    later = messages[6:]
+    assert extension.read_ahead_to_id == (later[-1].pk if later else None)
