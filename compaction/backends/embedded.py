@@ -231,7 +231,7 @@ class EmbeddedBackend:
             if after is not None:
                 found, named = _turned_to(found, after, reply, repeated)
             for statement in worth_keeping(found, repeated, often, named=named):
-                memo.fold(statement, corrects=message.id not in read_ahead)
+                memo.fold(statement, read_ahead=message.id in read_ahead)
         text = fit_memo(memo.lines, max(max_tokens, 0))
         read = count_tokens(previous_memo or "") + sum(
             count_tokens(message.content) for message in messages
@@ -682,10 +682,23 @@ class Memo:
 
     def __init__(self, lines: Iterable[Line]) -> None:
         self.lines = list(lines)
+        # The previous memo's lines (held, so their ids stay theirs), and those a statement
+        # being folded in may not correct (``fold``'s ``read_ahead``).
+        self._inherited = list(self.lines)
+        self._settled: set[int] = set()
 
-    def fold(self, statement: Statement, *, corrects: bool = True) -> None:
+    def fold(self, statement: Statement, *, read_ahead: bool = False) -> None:
         """Fold one statement in: see the module docstring for the rules, applied in order.
-        ``corrects``: False for a statement whose corrections the memo already holds."""
+        ``read_ahead``: the previous memo's writer read the statement ahead, so what it
+        corrects among the previous memo's lines is let go already; it is read against the
+        lines this write added only (a second pass would take another line of the slot)."""
+        self._settled = {id(old) for old in self._inherited} if read_ahead else set()
+        try:
+            self._fold(statement)
+        finally:
+            self._settled = set()
+
+    def _fold(self, statement: Statement) -> None:
         line = Line(statement.role, statement.text, statement.anchors)
         keys = line.keys
         known = set().union(*(old.keys for old in self.lines)) if self.lines else set()
@@ -695,7 +708,7 @@ class Memo:
             else:
                 self._close_by_name(statement)
             return
-        if keys and corrects and self._corrected(line, statement):
+        if keys and self._corrected(line, statement):
             self.lines.append(line)
             return
         if keys:
@@ -797,7 +810,7 @@ class Memo:
         denied = [v for v in denied if v.casefold() in known and _kind(v) in new_kinds]
         if not denied:
             return False
-        for old in [old for old in self.lines if old.keys & {v.casefold() for v in denied}]:
+        for old in [old for old in self._open() if old.keys & {v.casefold() for v in denied}]:
             stale = [a for a in old.anchors if a.casefold() in {v.casefold() for v in denied}]
             self._let_go(old, _stale_run(old, stale), line)
         return True
@@ -822,7 +835,7 @@ class Memo:
         spoken = _spelled(said)
         topics = topic_words(said, line.anchors)
         found: list[tuple[int, Line, list[str]]] = []
-        for old in self.lines:
+        for old in self._open():
             named = {
                 anchor: _slot_said(old.text, old.anchors, anchor, spoken)
                 for anchor in old.anchors
@@ -868,7 +881,8 @@ class Memo:
             topic_words(said, line.anchors) if announced and line.role == "user" else frozenset()
         )
         best: tuple[float, Line, list[str]] | None = None
-        for position, old in enumerate(self.lines):
+        open_lines = self._open()
+        for position, old in enumerate(open_lines):
             shared = _shared_words(topics, announcement, topic_words(old.text, old.anchors))
             if not shared:
                 continue
@@ -887,7 +901,7 @@ class Memo:
             if not stale:
                 continue
             match = max(_label_match(label, old.labels[a]) for a in stale)
-            score = shared + match + position / len(self.lines)
+            score = shared + match + position / len(open_lines)
             if best is None or score > best[0]:
                 best = (score, old, _stale_run(old, stale))
         if best is None and cued and line.role == "user":
@@ -927,7 +941,7 @@ class Memo:
         telling = {one for one in new_shapes if len(one) >= 3 and "a" in one}
         holders = [
             (old, [a for a in old.anchors if _kind(a) in telling and a.casefold() not in line.keys])
-            for old in self.lines
+            for old in self._open()
         ]
         holders = [(old, stale) for old, stale in holders if stale]
         if len(holders) != 1:
@@ -951,9 +965,15 @@ class Memo:
         last = label[-1:]
         return any(
             other[-1:] == last and _same_label(label, other)
-            for old in self.lines
+            for old in self._open()
             for other in old.labels.values()
         )
+
+    def _open(self) -> list[Line]:
+        """The lines a correction being folded in may let go or cut."""
+        if not self._settled:
+            return self.lines
+        return [line for line in self.lines if id(line) not in self._settled]
 
     def _all_keys(self) -> set[str]:
         return set().union(*(line.keys for line in self.lines)) if self.lines else set()

@@ -1151,3 +1151,28 @@ def test_a_message_read_ahead_is_folded_in_without_its_corrections() -> None:
     assert "10.40.1.7:9092" not in again  # what a second application does
     assert "10.40.1.7:9092" in once
     assert "10.168.220.159:6379" in once
+
+
+def test_a_message_read_ahead_still_corrects_what_this_memo_adds() -> None:
+    """The previous memo read both turns ahead, but the first was not in it to correct: the
+    stale address enters with this memo, and the correction read ahead lets it go here."""
+    previous = "\n".join([HEADER, "- The endpoint address for the restore test is 10.40.1.7:9092."])
+    turns = _sources(
+        ("user", "The endpoint address for the failover drill is 10.177.130.206:6379."),
+        ("user", "Sorry, the endpoint address for the drill is actually 10.168.220.159:6379."),
+    )
+
+    memo = (
+        EmbeddedBackend()
+        .summarize(
+            previous_memo=previous,
+            messages=turns,
+            max_tokens=512,
+            read_ahead=frozenset(turn.id for turn in turns),
+        )
+        .text
+    )
+
+    assert "10.177.130.206:6379" not in memo
+    assert "10.168.220.159:6379" in memo
+    assert "10.40.1.7:9092" in memo
