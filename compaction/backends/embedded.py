@@ -1376,9 +1376,16 @@ def _ends_a_name(head: Sequence[str], words: Sequence[str]) -> bool:
 
 def _names_a_slot(words: Sequence[str]) -> bool:
     """Whether a label's words can name a slot by themselves: two content words ("error
-    code", "first author"), or one long one ("manager", "runbook"); not "the date"."""
-    content = [word for word in words if word not in _FUNCTION_WORDS]
+    code", "first author"), or one long one ("manager", "runbook"); not "the date", nor the
+    words that say a value is new ("going forward it's", "the new one is")."""
+    content = [word for word in words if word not in _NO_SLOT_WORDS]
     return len(content) >= 2 or any(len(word) >= 6 for word in content)
+
+
+# Words that say how a value is given, not which slot it fills.
+_NO_SLOT_WORDS = (
+    _FUNCTION_WORDS | _VALUE_STATE_WORDS | frozenset(["going", "forward", "actually", "instead"])
+)
 
 
 def _stale_run(line: Line, stale: list[str]) -> list[str]:

@@ -1176,3 +1176,16 @@ def test_a_message_read_ahead_still_corrects_what_this_memo_adds() -> None:
     assert "10.177.130.206:6379" not in memo
     assert "10.168.220.159:6379" in memo
     assert "10.40.1.7:9092" in memo
+
+
+def test_words_that_say_a_value_is_new_name_no_slot() -> None:
+    """ "Going forward it's" opens both lines; it names no slot, so the correction of a slot
+    the memo does not hold takes no line."""
+    memo = _said_after_memo(
+        ["Going forward it's 10.8632/j.cell.2024.73.723."],
+        "Forget the old person to cc on everything for all my projects. "
+        "Going forward it's Łucja Wąsowska.",
+    )
+
+    assert "10.8632/j.cell.2024.73.723" in memo
+    assert "Łucja Wąsowska" in memo
