@@ -335,14 +335,14 @@ def _draft(
         previous_memo_tokens=sources.previous_tokens,
     )
     given = fit_sources(sources_text, budget=budget, encoding=profile.encoding)
+    reads_ahead = isinstance(backend, ReadsAhead)
+    # A backend that reads ahead is told what its base memo's writer read ahead already.
+    options = {"read_ahead": _read_by_base(summary, sources.rows)} if reads_ahead else {}
+    draft = backend.summarize(
+        previous_memo=sources.previous_memo, messages=given, max_tokens=text_budget, **options
+    )
     read_ahead_to = None
-    if isinstance(backend, ReadsAhead):
-        draft = backend.summarize(
-            previous_memo=sources.previous_memo,
-            messages=given,
-            max_tokens=text_budget,
-            read_ahead=_read_by_base(summary, sources.rows),
-        )
+    if reads_ahead:
         later_rows = _later_rows(summary)
         later = memo_sources(
             later_rows, elide_over=profile.tool_result_elide_tokens, encoding=profile.encoding
@@ -350,10 +350,6 @@ def _draft(
         if later:
             draft = replace(draft, text=backend.drop_superseded(memo=draft.text, later=later))
             read_ahead_to = later_rows[-1].id
-    else:
-        draft = backend.summarize(
-            previous_memo=sources.previous_memo, messages=given, max_tokens=text_budget
-        )
     text = _fit_lines(draft.text, text_budget, profile.encoding)
     if not text:
         raise _NotWritable(f"the {draft.backend} summarizer wrote an empty memo")

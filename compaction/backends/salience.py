@@ -330,8 +330,9 @@ def _caseless_script(word: str) -> bool:
 
 @text_cache(8192)  # asked again for every kept line at each fold
 def topic_words(text: str, anchors_of_text: tuple[str, ...]) -> frozenset[str]:
-    """Lower-case content words of ``text`` (four letters or more, no anchors): what a later
-    statement about the same thing is likely to repeat ("address", "delivery", "flight")."""
+    """Lower-case content words of ``text`` (four letters or more; no anchors, except those of
+    letters alone, which are anchors by their case): what a later statement about the same
+    thing is likely to repeat ("address", "delivery", "flight", "Endpoint Address:")."""
     # A capitalised word of letters alone ("Endpoint Address:" in a tool's output) is an
     # anchor by its case only: it names the matter as the word written in lower case would.
     skip = {anchor.casefold() for anchor in anchors_of_text if not anchor.isalpha()}
